@@ -1,0 +1,35 @@
+import type { IngestReport } from "../services/history/historyService.ts";
+import { table } from "./format.ts";
+
+/** The totals a person wants first: how much was found. */
+export function ingestTotals(report: IngestReport) {
+	const levels: number[] = [];
+	for (const s of report.sessions) s.plannedByLevel.forEach((n, i) => (levels[i] = (levels[i] ?? 0) + n));
+	return {
+		sessions: report.sessions.length,
+		qa: sum(report.sessions.map((s) => s.qa)),
+		incomplete: sum(report.sessions.map((s) => s.incomplete)),
+		branches: sum(report.sessions.map((s) => s.branches)),
+		plannedByLevel: Array.from(levels, (n) => n ?? 0),
+		rejectedLines: sum(report.sessions.map((s) => s.rejectedLines)),
+		written: report.sessions.filter((s) => s.written).length,
+	};
+}
+
+export function formatIngestReport(report: IngestReport, archiveDir: string): string {
+	const totals = ingestTotals(report);
+	const levelsText = (levels: readonly number[]) => (levels.length === 0 ? "-" : levels.join("/"));
+	const rows = report.sessions.map((s) => [s.sessionId, s.qa, s.incomplete, s.branches, levelsText(s.plannedByLevel), s.rejectedLines]);
+	rows.push(["total", totals.qa, totals.incomplete, totals.branches, levelsText(totals.plannedByLevel), totals.rejectedLines]);
+	const lines = [
+		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written).`,
+		"",
+		table(["session", "Q&A", "incomplete", "branches", "planned L1/L2/…", "rejected lines"], rows),
+	];
+	if (report.warnings.length > 0) lines.push("", "Warnings:", ...report.warnings.map((w) => `  ${w}`));
+	return lines.join("\n");
+}
+
+function sum(values: readonly number[]): number {
+	return values.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,97 @@
+import { cp, mkdtemp, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError } from "commander";
+import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
+import { historyDir } from "../storage/history-files/index.ts";
+import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
+
+/** Where the CLI writes; tests pass their own. */
+export interface CliIo {
+	readonly stdout: (text: string) => void;
+	readonly stderr: (text: string) => void;
+	readonly cwd: string;
+}
+
+const defaultIo: CliIo = {
+	stdout: (t) => process.stdout.write(t.endsWith("\n") ? t : `${t}\n`),
+	stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
+	cwd: process.cwd(),
+};
+
+/** A mistake in how the command was called: exit code 2. */
+export class UsageError extends Error {
+	override readonly name = "UsageError";
+}
+
+/** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures). */
+export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+	const program = buildProgram(io);
+	try {
+		await program.parseAsync([...argv], { from: "user" });
+		return 0;
+	} catch (err) {
+		if (err instanceof CommanderError) {
+			if (err.exitCode === 0) return 0; // --help, --version
+			return 2; // commander already printed its message
+		}
+		if (err instanceof UsageError) {
+			io.stderr(`pbot-history: ${err.message}`);
+			return 2;
+		}
+		io.stderr(`pbot-history: ${(err as Error).message}`);
+		return 1;
+	}
+}
+
+function buildProgram(io: CliIo): Command {
+	const program = new Command("pbot-history")
+		.description("Searchable, portable archive of your Pi sessions: Q&A with hierarchical summaries.")
+		.exitOverride()
+		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
+		.showHelpAfterError();
+
+	program
+		.command("ingest")
+		.description("read the workspace's Pi sessions into .pi/pbot/history/ and print what was found")
+		.option("-w, --workspace <dir>", "the workspace (Pi's working directory)", io.cwd)
+		.option("-s, --sessions <dir...>", "session folders to read whole (default: Pi's session folder for the workspace)")
+		.option("--agent-dir <dir>", "Pi's agent directory (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)")
+		.option("--json", "print the report as JSON")
+		.action(async (opts: { workspace: string; sessions?: string[]; agentDir?: string; json?: boolean }) => {
+			const workspace = resolve(io.cwd, opts.workspace);
+			const service = openWorkspaceHistory({
+				workspace,
+				...(opts.sessions ? { sessionDirs: opts.sessions.map((d) => resolve(io.cwd, d)) } : {}),
+				...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
+			});
+			const report = await service.ingest();
+			if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
+			else io.stdout(formatIngestReport(report, historyDir(workspace)));
+		});
+
+	program
+		.command("demo")
+		.description("ingest the bundled sample sessions into a temporary workspace and show the result")
+		.option("--keep <dir>", "use this folder as the workspace instead of a temporary one")
+		.action(async (opts: { keep?: string }) => {
+			const workspace = opts.keep ? resolve(io.cwd, opts.keep) : await mkdtemp(join(tmpdir(), "pbot-demo-"));
+			const sessions = join(workspace, "pi-sessions");
+			const samples = bundledSessionsDir();
+			const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));
+			await cp(samples, sessions, { recursive: true, filter: (src) => !src.endsWith(".json") || src === samples });
+			io.stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
+			const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
+			const report = await service.ingest();
+			io.stdout(formatIngestReport(report, historyDir(workspace)));
+		});
+
+	return program;
+}
+
+/** The sample sessions shipped in the package (`fixtures/sessions`). */
+export function bundledSessionsDir(): string {
+	// From src/cli/ (tests, tsx) and dist/cli/ (the built bin) alike, the package root is two levels up.
+	return fileURLToPath(new URL("../../fixtures/sessions", import.meta.url));
+}

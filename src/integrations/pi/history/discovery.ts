@@ -1,0 +1,89 @@
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
+import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+import { listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
+
+export interface DiscoveryOptions {
+	/** The workspace (Pi's cwd). */
+	readonly workspace: string;
+	/** Pi's agent directory (`getAgentDir()`); its `sessions/--<cwd>--` folder is scanned. */
+	readonly agentDir?: string;
+	/**
+	 * Folders a person named explicitly: every session file in them is taken, whatever its `cwd`.
+	 * Relative folders are resolved against the workspace.
+	 */
+	readonly sessionDirs?: readonly string[];
+	/**
+	 * Folders to scan for the workspace's sessions (Pi's current session folder, a flat custom
+	 * `sessionDir`): a file is taken when its header's `cwd` lies in the workspace, or it was
+	 * forked from a session that was taken.
+	 */
+	readonly scanDirs?: readonly string[];
+	/** Files to take as they are (the current session file). */
+	readonly files?: readonly string[];
+}
+
+/**
+ * Pi's native default session folder for a workspace, computed the way Pi computes it
+ * (`getDefaultSessionDir`, which is not exported) but without creating it.
+ */
+export function nativeSessionDir(cwd: string, agentDir: string): string {
+	const safe = `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+	return join(agentDir, "sessions", safe);
+}
+
+/** Whether `path` is `dir` or inside it. */
+export function isInside(path: string, dir: string): boolean {
+	const rel = relative(resolve(dir), resolve(path));
+	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/** Finds the workspace's session files: see `DiscoveryOptions` for which folders and why. */
+export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
+	return {
+		async discover() {
+			const workspace = resolve(options.workspace);
+			const warnings: string[] = [];
+			const chosen = new Map<string, SessionSource>();
+			const take = (path: string) => {
+				if (!chosen.has(path)) chosen.set(path, sessionFileSource(path));
+			};
+
+			for (const file of options.files ?? []) take(resolve(workspace, file));
+			for (const dir of options.sessionDirs ?? []) for (const file of await listSessionFiles(resolve(workspace, dir))) take(file);
+
+			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
+			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
+			const heads = new Map<string, SessionHead>();
+			for (const dir of new Set(scan)) {
+				for (const file of await listSessionFiles(dir)) {
+					if (chosen.has(file)) continue;
+					const head = await readSessionHead(file);
+					if (head) heads.set(file, head);
+				}
+			}
+			// Workspace sessions first, then, until nothing changes, forks of what was taken.
+			const takenIds = new Set<string>();
+			for (const source of chosen.values()) if (source.fallbackSessionId) takenIds.add(source.fallbackSessionId);
+			for (const [file, head] of heads) {
+				if (head.cwd !== undefined && isInside(head.cwd, workspace)) {
+					take(file);
+					if (head.id) takenIds.add(head.id);
+				}
+			}
+			for (let changed = true; changed; ) {
+				changed = false;
+				for (const [file, head] of heads) {
+					if (chosen.has(file) || !head.parentSession) continue;
+					const parentId = sessionIdFromFileName(head.parentSession);
+					if (parentId && takenIds.has(parentId)) {
+						take(file);
+						if (head.id) takenIds.add(head.id);
+						changed = true;
+					}
+				}
+			}
+			return { sources: [...chosen.values()], warnings };
+		},
+	};
+}

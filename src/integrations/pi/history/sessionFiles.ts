@@ -1,0 +1,89 @@
+import { createReadStream } from "node:fs";
+import { open, readdir } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { Observable } from "rxjs";
+import { isValidId } from "../../../services/history/ids.ts";
+import type { SessionSource } from "../../../services/history/ports.ts";
+import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+
+/** Chunk size for replaying a file: large enough that the per-chunk cost disappears. */
+const READ_CHUNK = 1 << 20;
+/** A header line longer than this is not a Pi header. */
+const HEAD_LIMIT = 64 * 1024;
+
+/** What the first line of a session file says, for deciding scope. Paths stay here, in memory. */
+export interface SessionHead {
+	readonly id?: string;
+	readonly cwd?: string;
+	readonly parentSession?: string;
+	readonly version?: number;
+}
+
+/** Streams a file's bytes. The file is opened read-only; native session files are never written. */
+export function readFileChunks(path: string): Observable<Uint8Array> {
+	return new Observable<Uint8Array>((subscriber) => {
+		const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
+		stream.on("data", (chunk) => subscriber.next(chunk as Buffer));
+		stream.on("error", (err) => subscriber.error(err));
+		stream.on("end", () => subscriber.complete());
+		return () => stream.destroy();
+	});
+}
+
+/** A session file as a source for the history service. */
+export function sessionFileSource(path: string): SessionSource {
+	const fallback = sessionIdFromFileName(path);
+	return {
+		key: path,
+		...(fallback && isValidId(fallback) ? { fallbackSessionId: fallback } : {}),
+		read: () => readFileChunks(path),
+	};
+}
+
+/**
+ * Reads only the first line of a session file. `undefined` for an empty, unreadable or
+ * not-yet-written file, or one whose first line is not a session header.
+ */
+export async function readSessionHead(path: string): Promise<SessionHead | undefined> {
+	let handle;
+	try {
+		handle = await open(path, "r");
+		const buffer = Buffer.alloc(HEAD_LIMIT);
+		const { bytesRead } = await handle.read(buffer, 0, HEAD_LIMIT, 0);
+		const text = buffer.subarray(0, bytesRead).toString("utf8");
+		const newline = text.indexOf("\n");
+		const first = newline === -1 ? text : text.slice(0, newline);
+		const value = JSON.parse(first) as Record<string, unknown>;
+		if (typeof value !== "object" || value === null || value.type !== "session") return undefined;
+		return {
+			...(typeof value.id === "string" ? { id: value.id } : {}),
+			...(typeof value.cwd === "string" ? { cwd: value.cwd } : {}),
+			...(typeof value.parentSession === "string" ? { parentSession: value.parentSession } : {}),
+			...(typeof value.version === "number" ? { version: value.version } : {}),
+		};
+	} catch {
+		return undefined;
+	} finally {
+		await handle?.close();
+	}
+}
+
+/** `*.jsonl` files directly in a folder (Pi does not nest them), sorted by name; none if it is missing. */
+export async function listSessionFiles(dir: string): Promise<string[]> {
+	let names: string[];
+	try {
+		names = await readdir(dir);
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ENOTDIR") return [];
+		throw err;
+	}
+	return names
+		.filter((n) => n.endsWith(".jsonl"))
+		.sort()
+		.map((n) => join(dir, n));
+}
+
+export function fileLabel(path: string): string {
+	return basename(path);
+}

@@ -1,0 +1,134 @@
+import { Observable, type OperatorFunction } from "rxjs";
+import type { MessageLite, ParsedLine, SessionHeaderLine } from "./sessionEntry.ts";
+import type { LineRejection } from "./types.ts";
+
+/** A message entry placed in the tree of messages (other entry types are transparent). */
+export interface MessageNode {
+	/** Position in `EntryTree.messages` (file order). */
+	readonly index: number;
+	/** Native entry id (not unique if the file repeats ids). */
+	readonly entryId: string;
+	/** Index of the nearest message above this one, or -1 for a root. */
+	readonly parent: number;
+	readonly line: number;
+	readonly at: string;
+	readonly message: MessageLite;
+}
+
+/** A snapshot of a session file's entry tree, reduced to its messages. */
+export interface EntryTree {
+	readonly header?: SessionHeaderLine;
+	/** Message entries in file order; parents always come before their children. */
+	readonly messages: readonly MessageNode[];
+	/** Latest `/name`. */
+	readonly name?: string;
+	/** Current label per native entry id. */
+	readonly labels: ReadonlyMap<string, string>;
+	/** Every rejected line so far (up to `MAX_REJECTIONS`), and how many there were in all. */
+	readonly rejections: readonly LineRejection[];
+	readonly rejectedCount: number;
+	/** A torn last line waiting for the rest, if any. */
+	readonly held?: { readonly line: number; readonly bytes: number };
+	/** Time of the newest entry seen. */
+	readonly lastAt?: string;
+}
+
+/** Rejections are recorded one by one up to this many per session; beyond, only counted. */
+export const MAX_REJECTIONS = 200;
+
+/**
+ * Builds the entry tree incrementally and emits a snapshot after every batch.
+ *
+ * Repairs that keep reading safe: a `parentId` that names no earlier entry (a dangling parent,
+ * as Pi's fork leaves when it drops label entries, or one that names a later entry) falls back
+ * to the previous entry in the file. Because a parent must precede its child, a `parentId`
+ * cycle cannot form, let alone hang. A repeated id refers to its latest occurrence from then on.
+ */
+export function buildEntryTree(): OperatorFunction<ParsedLine[], EntryTree> {
+	return (source) =>
+		new Observable<EntryTree>((subscriber) => {
+			let header: SessionHeaderLine | undefined;
+			let name: string | undefined;
+			let lastAt: string | undefined;
+			const labels = new Map<string, string>();
+			const messages: MessageNode[] = [];
+			const rejections: LineRejection[] = [];
+			let rejectedCount = 0;
+			/** native id → message anchor (index into `messages`, -1 none) of its latest entry. */
+			const anchorById = new Map<string, number>();
+			/** Anchor of the previous entry in file order: the fallback parent. */
+			let previousAnchor = -1;
+
+			return source.subscribe({
+				next(batch) {
+					let held: EntryTree["held"];
+					for (const item of batch) {
+						switch (item.kind) {
+							case "header":
+								header = item.header;
+								break;
+							case "rejected":
+								rejectedCount++;
+								if (rejections.length < MAX_REJECTIONS) rejections.push({ line: item.line, reason: item.reason, sample: item.sample });
+								break;
+							case "held":
+								held = { line: item.line, bytes: item.bytes };
+								break;
+							case "entry": {
+								const entry = item.entry;
+								const id = entry.id as string; // normalizeEntries guarantees an id
+								let parentAnchor: number;
+								if (entry.parentId === null) parentAnchor = -1;
+								else if (entry.parentId !== undefined && entry.parentId !== id && anchorById.has(entry.parentId)) {
+									parentAnchor = anchorById.get(entry.parentId) as number;
+								} else parentAnchor = previousAnchor;
+
+								const at = timeOf(entry.timestamp, entry.message?.at) ?? lastAt ?? header?.timestamp ?? new Date(0).toISOString();
+								if (lastAt === undefined || at > lastAt) lastAt = at;
+
+								let anchor = parentAnchor;
+								if (entry.type === "message" && entry.message) {
+									anchor = messages.length;
+									messages.push({ index: anchor, entryId: id, parent: parentAnchor, line: entry.line, at, message: entry.message });
+								} else if (entry.type === "session_info" && entry.name !== undefined) {
+									const trimmed = entry.name.trim();
+									name = trimmed === "" ? undefined : trimmed;
+								} else if (entry.type === "label" && entry.targetId !== undefined) {
+									if (entry.label !== undefined && entry.label.trim() !== "") labels.set(entry.targetId, entry.label.trim());
+									else labels.delete(entry.targetId);
+								}
+								anchorById.set(id, anchor);
+								previousAnchor = anchor;
+								break;
+							}
+						}
+					}
+					subscriber.next({
+						...(header ? { header } : {}),
+						messages: messages.slice(),
+						...(name !== undefined ? { name } : {}),
+						labels: new Map(labels),
+						rejections: rejections.slice(),
+						rejectedCount,
+						...(held ? { held } : {}),
+						...(lastAt !== undefined ? { lastAt } : {}),
+					});
+				},
+				error: (err) => subscriber.error(err),
+				complete: () => subscriber.complete(),
+			});
+		});
+}
+
+/** ISO time of an entry: its own timestamp, else its message's ms timestamp; invalid ones are ignored. */
+function timeOf(timestamp: string | undefined, ms: number | undefined): string | undefined {
+	if (timestamp !== undefined) {
+		const t = Date.parse(timestamp);
+		if (!Number.isNaN(t)) return new Date(t).toISOString();
+	}
+	if (ms !== undefined) {
+		const d = new Date(ms);
+		if (!Number.isNaN(d.getTime())) return d.toISOString();
+	}
+	return undefined;
+}

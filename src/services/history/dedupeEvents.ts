@@ -1,0 +1,47 @@
+import { Observable, type OperatorFunction } from "rxjs";
+import type { HistoryEvent } from "./events.ts";
+
+/**
+ * Passes on only the events that say something new. A live session is re-derived after every
+ * appended batch; this keeps what flows downstream to the facts that changed (a new Q&A, an open
+ * Q&A that got its answer, a new plan, a changed branch set). State is per subscription.
+ */
+export function dedupeEvents(): OperatorFunction<HistoryEvent[], HistoryEvent[]> {
+	return (source) =>
+		new Observable<HistoryEvent[]>((subscriber) => {
+			const last = new Map<string, string>();
+			return source.subscribe({
+				next(events) {
+					const fresh: HistoryEvent[] = [];
+					for (const event of events) {
+						const key = keyOf(event);
+						const body = JSON.stringify(event);
+						if (last.get(key) === body) continue;
+						last.set(key, body);
+						fresh.push(event);
+					}
+					if (fresh.length > 0) subscriber.next(fresh);
+				},
+				error: (err) => subscriber.error(err),
+				complete: () => subscriber.complete(),
+			});
+		});
+}
+
+function keyOf(event: HistoryEvent): string {
+	switch (event.type) {
+		case "SessionSeen":
+			return `session:${event.session.sessionId}`;
+		case "QaObserved":
+			return `qa:${event.node.id}`;
+		case "SummaryPlanned":
+			return `plan:${event.plan.id}`;
+		case "BranchesObserved":
+			return `branches:${event.sessionId}`;
+		case "LineRejected":
+			return `rejected:${event.sessionId ?? ""}:${event.rejection.line}`;
+		case "SummaryReady":
+		case "SummaryFailed":
+			return `${event.type}:${event.id}:${event.at}`;
+	}
+}

@@ -1,0 +1,48 @@
+import { map, pipe, toArray, type OperatorFunction } from "rxjs";
+import { buildEntryTree } from "./buildEntryTree.ts";
+import { dedupeEvents } from "./dedupeEvents.ts";
+import type { HistoryEvent } from "./events.ts";
+import { groupBranches } from "./groupBranches.ts";
+import { normalizeEntries } from "./normalizeEntries.ts";
+import { pairTurns } from "./pairTurns.ts";
+import { parseLines } from "./parseLines.ts";
+import { reduceLevels } from "./reduceLevels.ts";
+import type { ParsedLine } from "./sessionEntry.ts";
+import { splitLines, type SplitLinesOptions } from "./splitLines.ts";
+import { toHistoryEvents } from "./toHistoryEvents.ts";
+
+export interface SessionPipelineOptions extends SplitLinesOptions {
+	/**
+	 * `replay`: the source is a whole file; derive once when it completes.
+	 * `live`: the source is a growing file; derive after every chunk and pass on only what changed.
+	 */
+	readonly mode: "replay" | "live";
+	/** Session id to use when the file has no readable header (e.g. from its file name). */
+	readonly fallbackSessionId?: string;
+}
+
+/**
+ * The whole ingestion pipeline of one session file: bytes in, history events out.
+ *
+ *   bytes → splitLines → parseLines → normalizeEntries → buildEntryTree → pairTurns
+ *         → groupBranches → reduceLevels (chunkInFours level by level) → toHistoryEvents
+ */
+export function sessionPipeline(options: SessionPipelineOptions): OperatorFunction<Uint8Array, HistoryEvent[]> {
+	const lines = pipe(splitLines(options), parseLines(), normalizeEntries());
+	const derive = pipe(
+		buildEntryTree(),
+		pairTurns(options.fallbackSessionId ? { fallbackSessionId: options.fallbackSessionId } : {}),
+		groupBranches(),
+		reduceLevels(),
+		toHistoryEvents(),
+	);
+	if (options.mode === "live") return pipe(lines, derive, dedupeEvents());
+	// One derivation per file, not per chunk: the tree of a whole file is walked once.
+	// `toArray` makes its array per subscription (a `reduce` seed would be shared by all of them).
+	return pipe(
+		lines,
+		toArray(),
+		map((batches: ParsedLine[][]) => batches.flat()),
+		derive,
+	);
+}

@@ -1,0 +1,55 @@
+import { pipe } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { buildEntryTree } from "../../src/services/history/buildEntryTree.ts";
+import { normalizeEntries } from "../../src/services/history/normalizeEntries.ts";
+import { parseLines } from "../../src/services/history/parseLines.ts";
+import { splitLines } from "../../src/services/history/splitLines.ts";
+import { header, jsonl, reply, run, user } from "../helpers/entries.ts";
+
+const tree = async (lines: unknown[]) => {
+	const out = await run([jsonl(lines)], pipe(splitLines(), parseLines(), normalizeEntries(), buildEntryTree()));
+	return out[out.length - 1]!;
+};
+
+describe("buildEntryTree", () => {
+	it("links messages through non-message entries (labels, names, model changes)", async () => {
+		const t = await tree([
+			header(),
+			user("u1", null, "q"),
+			{ type: "label", id: "l1", parentId: "u1", timestamp: "2026-01-01T00:00:00Z", targetId: "u1", label: "important" },
+			reply("a1", "l1", "a"),
+		]);
+		expect(t.messages.map((m) => [m.entryId, m.parent])).toEqual([
+			["u1", -1],
+			["a1", 0],
+		]);
+		expect(t.labels.get("u1")).toBe("important");
+	});
+
+	it("falls back to the previous entry when a parentId points at nothing", async () => {
+		const t = await tree([header(), user("u1", null, "q"), reply("a1", "gone", "a")]);
+		expect(t.messages[1]?.parent).toBe(0);
+	});
+
+	it("cannot hang on a parentId cycle: a parent must come before its child", async () => {
+		const t = await tree([header(), user("u1", "a1", "q"), reply("a1", "u1", "a"), user("u2", "u2", "self")]);
+		expect(t.messages.map((m) => m.parent)).toEqual([-1, 0, 1]);
+	});
+
+	it("lets a repeated id refer to its latest occurrence", async () => {
+		const t = await tree([header(), user("x", null, "first"), reply("x", "x", "second"), user("u3", "x", "third")]);
+		expect(t.messages.map((m) => m.parent)).toEqual([-1, 0, 1]);
+	});
+
+	it("keeps the latest session name and counts rejected lines", async () => {
+		const t = await tree([
+			header(),
+			{ type: "session_info", id: "n1", parentId: null, timestamp: "2026-01-01T00:00:00Z", name: "first" },
+			"garbage",
+			{ type: "session_info", id: "n2", parentId: "n1", timestamp: "2026-01-01T00:00:00Z", name: " Release plan " },
+		]);
+		expect(t.name).toBe("Release plan");
+		expect(t.rejectedCount).toBe(1);
+		expect(t.rejections[0]).toMatchObject({ line: 3, sample: "garbage" });
+	});
+});
