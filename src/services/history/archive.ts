@@ -1,4 +1,5 @@
-import { produce, type Draft } from "immer";
+import { current, isDraft, produce, type Draft } from "immer";
+import { deepEqual } from "./deepEqual.ts";
 import type { HistoryEvent, SummaryUsage } from "./events.ts";
 import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from "./types.ts";
 
@@ -65,25 +66,32 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			const { session } = event;
 			const existing = draft.sessions[session.sessionId];
 			if (!existing) draft.sessions[session.sessionId] = emptySessionArchive(session) as Draft<SessionArchive>;
-			else existing.session = session as Draft<SessionFacts>;
+			else if (!deepEqual(plain(existing.session), session)) existing.session = session as Draft<SessionFacts>;
 			return;
 		}
 		case "QaObserved": {
 			const archive = draft.sessions[event.node.sessionId];
-			if (archive) archive.nodes[event.node.id] = event.node as Draft<QaNode>;
+			if (!archive) return;
+			const existing = archive.nodes[event.node.id];
+			// Assign only real changes: an unchanged archive keeps its identity and is not rewritten.
+			if (!existing || !deepEqual(plain(existing), event.node)) archive.nodes[event.node.id] = event.node as Draft<QaNode>;
 			return;
 		}
 		case "SummaryPlanned": {
 			const archive = draft.sessions[event.plan.sessionId];
 			if (!archive) return;
 			const existing = archive.summaries[event.plan.id];
-			archive.summaries[event.plan.id] = (existing ? { ...existing, ...event.plan } : { ...event.plan, status: "pending" }) as Draft<SummaryRecord>;
+			if (!existing) archive.summaries[event.plan.id] = { ...event.plan, status: "pending" } as Draft<SummaryRecord>;
+			else {
+				const merged = { ...plain(existing), ...event.plan };
+				if (!deepEqual(plain(existing), merged)) archive.summaries[event.plan.id] = merged as Draft<SummaryRecord>;
+			}
 			return;
 		}
 		case "BranchesObserved": {
 			const archive = draft.sessions[event.sessionId];
 			if (!archive) return;
-			archive.branches = event.branches as Draft<Branch[]>;
+			if (!deepEqual(plain(archive.branches), event.branches)) archive.branches = event.branches as Draft<Branch[]>;
 			pruneUnreachable(archive);
 			return;
 		}
@@ -116,6 +124,11 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			return;
 		}
 	}
+}
+
+/** The plain value behind a draft (unmodified drafts give their base without copying). */
+function plain<T>(value: T): T {
+	return isDraft(value) ? (current(value as Draft<T>) as T) : value;
 }
 
 function pruneUnreachable(archive: Draft<SessionArchive>): void {

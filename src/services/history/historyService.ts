@@ -40,6 +40,8 @@ export class HistoryService {
 	private view: QueryView | undefined;
 	private loaded = false;
 	private readonly warnings: string[] = [];
+	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
+	private readonly fingerprints = new Map<string, string>();
 
 	constructor(private readonly options: HistoryServiceOptions) {}
 
@@ -61,14 +63,30 @@ export class HistoryService {
 
 	/** Reads every discovered session file and updates the archives that changed. */
 	async ingest(): Promise<IngestReport> {
+		return this.ingestSources(false);
+	}
+
+	/**
+	 * Picks up what changed since the last ingest: files whose fingerprint is unchanged are not
+	 * read again, so a refresh with nothing new costs a folder listing and a `stat` per file.
+	 * What every query calls first.
+	 */
+	async refresh(): Promise<IngestReport> {
+		return this.ingestSources(true);
+	}
+
+	private async ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
 		await this.load();
 		const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
 		const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 		const reports: SessionIngestReport[] = [];
 		for (const source of sources) {
 			try {
+				const fingerprint = await source.fingerprint?.();
+				if (skipUnchanged && fingerprint !== undefined && this.fingerprints.get(source.key) === fingerprint) continue;
 				const report = await this.ingestSource(source, warnings);
 				if (report) reports.push(report);
+				if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
 			} catch (err) {
 				warnings.push(`${source.key}: ${(err as Error).message}`);
 			}

@@ -23,6 +23,11 @@ export interface SessionSource {
 	readonly fallbackSessionId?: string;
 	/** The file's bytes, in chunks, from the start. */
 	read(): Observable<Uint8Array>;
+	/**
+	 * Something that changes whenever the file's content may have changed (size, mtime, inode),
+	 * or `undefined` when the file is gone. Lets a refresh skip files it has already read.
+	 */
+	fingerprint?(): Promise<string | undefined>;
 }
 
 /** Finds the session files that belong to the workspace. */

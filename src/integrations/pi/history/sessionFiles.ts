@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Observable } from "rxjs";
 import { isValidId } from "../../../services/history/ids.ts";
@@ -37,6 +37,14 @@ export function sessionFileSource(path: string): SessionSource {
 		key: path,
 		...(fallback && isValidId(fallback) ? { fallbackSessionId: fallback } : {}),
 		read: () => readFileChunks(path),
+		fingerprint: async () => {
+			try {
+				const s = await stat(path, { bigint: true });
+				return `${s.size}:${s.mtimeNs}:${s.ino}`;
+			} catch {
+				return undefined;
+			}
+		},
 	};
 }
 
