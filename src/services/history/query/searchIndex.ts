@@ -1,0 +1,71 @@
+/**
+ * Where search looks things up. The default is a scan over one precomputed folded string per
+ * document; a later n-gram index can implement the same interface (and `candidates`) without the
+ * search itself changing.
+ */
+import type { SummaryRecord } from "../archive.ts";
+import type { QaNode } from "../types.ts";
+import { foldText, originalRange, type FoldedText } from "./fold.ts";
+
+/** What search matches: a Q&A original or a summary. */
+export type SearchDocument = QaNode | SummaryRecord;
+
+export interface SearchIndex {
+	/**
+	 * Documents that may contain the folded needle, or `undefined` for "any document may". An
+	 * index that can narrow the set (n-grams) says so here; the scan cannot.
+	 */
+	candidates?(needle: string): ReadonlySet<SearchDocument> | undefined;
+	/** The original text a document is searched in (what snippets are cut from). */
+	textOf(doc: SearchDocument): string;
+	/** Folded offset of the first occurrence of a folded needle in the document, or -1. */
+	indexOf(doc: SearchDocument, needle: string): number;
+	/** The original UTF-16 range of a folded match. */
+	originalRange(doc: SearchDocument, start: number, length: number): { start: number; end: number };
+}
+
+/** Between the parts of a Q&A in its searchable text: the parts read as paragraphs. */
+export const PART_SEPARATOR = "\n\n";
+
+/**
+ * The searchable text of a document: a Q&A's inputs and replies in order (its question,
+ * steering, follow-ups and answer — never tool output), a summary's text (empty until ready).
+ */
+export function searchableText(doc: SearchDocument): string {
+	if (isQa(doc)) return doc.parts.map((p) => p.text).join(PART_SEPARATOR);
+	return doc.status === "ready" ? (doc.text ?? "") : "";
+}
+
+export function isQa(doc: SearchDocument): doc is QaNode {
+	return (doc as QaNode).kind === "qa";
+}
+
+/**
+ * The scanning index: folds each document once, on first use, and keeps the folded form in a
+ * `WeakMap` keyed by the document object. Archives are immutable (immer), so an unchanged node
+ * keeps its object across refreshes and is not folded again, and a changed one (a summary that
+ * became ready, a Q&A that got its answer) is a new object and is folded anew; the old entry goes
+ * with the old object. At most one folded copy per document is kept, and none for a document whose
+ * text is already in folded form (the original string is shared).
+ */
+export function scanSearchIndex(): SearchIndex {
+	const cache = new WeakMap<SearchDocument, FoldedText>();
+	const foldedOf = (doc: SearchDocument): FoldedText => {
+		let entry = cache.get(doc);
+		if (!entry) {
+			const text = searchableText(doc);
+			const folded = foldText(text);
+			entry = folded.folded === text && !folded.map ? { folded: text } : folded;
+			cache.set(doc, entry);
+		}
+		return entry;
+	};
+	return {
+		textOf: searchableText,
+		indexOf: (doc, needle) => foldedOf(doc).folded.indexOf(needle),
+		originalRange: (doc, start, length) => originalRange(searchableText(doc), foldedOf(doc), start, length),
+	};
+}
+
+/** The index the service uses unless given another: one per process, its cache is weak. */
+export const defaultSearchIndex: SearchIndex = scanSearchIndex();

@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/main.ts";
+import { fixtureWorkspace } from "../helpers/workspace.ts";
+
+const exec = promisify(execFile);
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0)) await c();
+});
+
+function capture(cwd: string) {
+	const out: string[] = [];
+	const err: string[] = [];
+	return { io: { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd }, out, err };
+}
+
+describe("pbot-history ingest", () => {
+	it("prints counts as JSON: sessions, Q&A, incomplete, branches, plans per level, rejected lines", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const { io, out } = capture(ws.workspace);
+		expect(await runCli(["ingest", "--sessions", "pi-sessions", "--json"], io)).toBe(0);
+		const report = JSON.parse(out.join(""));
+		expect(report.totals).toMatchObject({ sessions: 17, branches: expect.any(Number) });
+		const many = report.sessions.find((s: { qa: number }) => s.qa === 72);
+		expect(many).toMatchObject({ incomplete: 0, branches: 1, plannedByLevel: [18, 4, 1], rejectedLines: 0 });
+		expect(report.totals.rejectedLines).toBe(7);
+		expect(report.totals.incomplete).toBeGreaterThanOrEqual(4);
+	});
+
+	it("prints an aligned table for a person", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const { io, out } = capture(ws.workspace);
+		expect(await runCli(["ingest", "-w", ws.workspace, "-s", ws.sessions], io)).toBe(0);
+		const text = out.join("");
+		expect(text).toMatch(/Ingested 17 session\(s\)/);
+		expect(text).toMatch(/^total\s+\d+/m);
+	});
+
+	it("exits 2 with a message for an unknown option", async () => {
+		const { io, err } = capture(process.cwd());
+		expect(await runCli(["ingest", "--bogus"], io)).toBe(2);
+		expect(err.join("")).toContain("unknown option");
+	});
+
+	it("runs as the built bin: the demo ingests the bundled sessions", async () => {
+		const { stdout } = await exec(process.execPath, ["bin/pbot-history.mjs", "demo"], { cwd: process.cwd() });
+		expect(stdout).toMatch(/Ingested 17 session\(s\)/);
+		expect(stdout).toContain("72");
+	});
+});
