@@ -1,0 +1,118 @@
+import { open, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import { Observable, Subject, type Subscription } from "rxjs";
+import type { HistoryEvent } from "../../../services/history/events.ts";
+import { sessionPipeline } from "../../../services/history/sessionPipeline.ts";
+
+/** Longer than chokidar's 50 ms throttle of 'change' events. */
+const SETTLE_MS = 80;
+/** Bytes of the file's start that identify it: a rewrite with other content shows here. */
+const HEAD_BYTES = 256;
+
+export interface TailOptions {
+	/** Session id from the file name, for a file whose header is not written yet. */
+	readonly fallbackSessionId?: string;
+	/** Called with a read error; the tail keeps going (the file may come back). */
+	readonly onError?: (err: Error) => void;
+}
+
+/**
+ * Follows a live session file and emits the history events of what is appended.
+ *
+ * Pi appends one JSON line per `appendFileSync`, so the file grows at its end and a reader can
+ * see half a line: new bytes are read from the last offset and fed to the live pipeline, which
+ * holds an unterminated line until its newline arrives. A file that shrank, was replaced (other
+ * inode) or whose first bytes changed was rewritten (Pi's migration, or a fork): it is read again
+ * from the start through a fresh pipeline. A file that does not exist yet (Pi writes it only with
+ * the first answer) is simply waited for.
+ *
+ * Unsubscribing closes the watcher: nothing is left running.
+ */
+export function tailSessionFile(path: string, options: TailOptions = {}): Observable<HistoryEvent[]> {
+	return new Observable<HistoryEvent[]>((subscriber) => {
+		let offset = 0;
+		let identity: { ino: bigint; head: Buffer } | undefined;
+		let input: Subject<Uint8Array> | undefined;
+		let pipeline: Subscription | undefined;
+		let closed = false;
+		let pending: Promise<void> = Promise.resolve();
+
+		const restart = () => {
+			pipeline?.unsubscribe();
+			input = new Subject<Uint8Array>();
+			pipeline = input
+				.pipe(sessionPipeline({ mode: "live", ...(options.fallbackSessionId ? { fallbackSessionId: options.fallbackSessionId } : {}) }))
+				.subscribe({ next: (events) => subscriber.next(events), error: (err) => subscriber.error(err) });
+			offset = 0;
+			identity = undefined;
+		};
+
+		const readNew = async () => {
+			let handle;
+			try {
+				const info = await stat(path, { bigint: true }).catch(() => undefined);
+				if (!info || closed) return;
+				const size = Number(info.size);
+				handle = await open(path, "r");
+				const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
+				await handle.read(head, 0, head.length, 0);
+				const known = identity;
+				const common = known ? Math.min(known.head.length, head.length) : 0;
+				const rewritten =
+					known !== undefined && (info.ino !== known.ino || size < offset || !head.subarray(0, common).equals(known.head.subarray(0, common)));
+				if (rewritten || !input) restart();
+				// Keep the longest head seen: a tiny file's head grows with it.
+				identity = { ino: info.ino, head: identity && identity.head.length > head.length ? identity.head : head };
+				if (size > offset) {
+					const bytes = Buffer.alloc(size - offset);
+					const { bytesRead } = await handle.read(bytes, 0, bytes.length, offset);
+					offset += bytesRead;
+					if (bytesRead > 0 && !closed) input?.next(bytes.subarray(0, bytesRead));
+				}
+			} catch (err) {
+				options.onError?.(err as Error);
+			} finally {
+				await handle?.close();
+			}
+		};
+		// Reads never overlap: each change waits for the read before it.
+		const schedule = () => {
+			pending = pending.then(readNew);
+			return pending;
+		};
+
+		// Watch the folder, not the file: the file may not exist yet, and chokidar only reports the
+		// creation of a path it watches from its parent.
+		const folder = dirname(path);
+		const watcher: FSWatcher = watch(folder, {
+			ignoreInitial: true,
+			persistent: true,
+			depth: 0,
+			ignored: (candidate: string) => candidate !== folder && candidate !== path,
+		});
+		// chokidar drops a 'change' that follows another within 50 ms, with no trailing event: a
+		// quick second append would wait for the next write. One more read after the window closes
+		// catches it.
+		let settle: NodeJS.Timeout | undefined;
+		const onPath = (changed: string) => {
+			if (changed !== path) return;
+			void schedule();
+			clearTimeout(settle);
+			settle = setTimeout(() => void schedule(), SETTLE_MS);
+		};
+		// Whatever happened before the watcher was ready is caught by one more read.
+		watcher.on("ready", () => void schedule());
+		watcher.on("add", onPath);
+		watcher.on("change", onPath);
+		watcher.on("error", (err) => options.onError?.(err as Error));
+		void schedule();
+
+		return () => {
+			closed = true;
+			clearTimeout(settle);
+			void watcher.close();
+			pipeline?.unsubscribe();
+		};
+	});
+}

@@ -1,0 +1,81 @@
+import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/archive.ts";
+import { tailSessionFile } from "../../src/integrations/pi/history/tailSessionFile.ts";
+import { fixtureArchive, fixtureBytes, texts } from "../helpers/fixtures.ts";
+import { waitFor } from "../helpers/waitFor.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function tailInto(file: string) {
+	let state: ArchiveState = initialArchiveState();
+	let batches = 0;
+	const sub = tailSessionFile(file).subscribe((events) => {
+		batches++;
+		state = applyArchiveEvents(state, events);
+	});
+	cleanups.push(() => sub.unsubscribe());
+	return { state: () => state, batches: () => batches, sub };
+}
+
+const qaTexts = (state: ArchiveState) => Object.values(state.sessions).flatMap((a) => Object.values(a.nodes).map((n) => texts(n).join("|"))).sort();
+
+describe("tailSessionFile", () => {
+	it("makes appended Q&A visible while the file grows, holding half-written lines", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "pbot-tail-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const file = join(dir, "live.jsonl");
+		const bytes = await fixtureBytes("many-qa-72");
+		const expected = Object.values((await fixtureArchive("many-qa-72")).nodes).map((n) => texts(n).join("|")).sort();
+		const tail = await tailInto(file); // the file does not exist yet: Pi writes it with the first answer
+
+		// Write in odd-sized pieces so lines are split mid-way.
+		const piece = Math.ceil(bytes.length / 7) + 13;
+		await writeFile(file, bytes.subarray(0, piece));
+		for (let at = piece; at < bytes.length; at += piece) {
+			await waitFor(() => tail.batches() > 0 || at > piece, "first events");
+			await appendFile(file, bytes.subarray(at, Math.min(bytes.length, at + piece)));
+		}
+		await waitFor(() => qaTexts(tail.state()).length === 72 && qaTexts(tail.state()).join() === expected.join(), "all 72 Q&A");
+		expect(Object.values(tail.state().sessions)[0]?.rejections.count).toBe(0);
+	});
+
+	it("reads a rewritten (shorter) file again from the start", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "pbot-tail-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const file = join(dir, "live.jsonl");
+		await writeFile(file, await fixtureBytes("many-qa-72"));
+		const tail = await tailInto(file);
+		await waitFor(() => qaTexts(tail.state()).length === 72, "72 Q&A");
+		const smaller = await fixtureBytes("steer-followup-abort");
+		await writeFile(file, smaller);
+		const expected = Object.values((await fixtureArchive("steer-followup-abort")).nodes).map((n) => texts(n).join("|"));
+		await waitFor(() => {
+			const all = qaTexts(tail.state());
+			return expected.every((t) => all.includes(t));
+		}, "the rewritten file's Q&A");
+	});
+
+	it("closes its watcher when unsubscribed: later writes are not read", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "pbot-tail-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const file = join(dir, "live.jsonl");
+		const bytes = await fixtureBytes("steer-followup-abort");
+		const half = bytes.indexOf(0x0a, bytes.length >> 1) + 1;
+		await writeFile(file, bytes.subarray(0, half));
+		const tail = await tailInto(file);
+		await waitFor(() => tail.batches() > 0, "first batch");
+		tail.sub.unsubscribe();
+		const before = tail.batches();
+		await appendFile(file, bytes.subarray(half));
+		// A second, independent tail sees the new bytes: proof they were written and readable.
+		const other = await tailInto(file);
+		await waitFor(() => qaTexts(other.state()).length === 4, "second tail reads the whole file");
+		expect(tail.batches()).toBe(before);
+	});
+});
