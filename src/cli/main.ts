@@ -4,20 +4,27 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
+import { isQueryError } from "../services/history/query/index.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
+import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
+import { addWorkspaceOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
 	readonly stdout: (text: string) => void;
 	readonly stderr: (text: string) => void;
 	readonly cwd: string;
+	/** Highlight matches with ANSI codes (default: off; the process's io turns it on for a terminal). */
+	readonly color?: boolean;
 }
 
 const defaultIo: CliIo = {
 	stdout: (t) => process.stdout.write(t.endsWith("\n") ? t : `${t}\n`),
 	stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
 	cwd: process.cwd(),
+	// https://no-color.org: a set NO_COLOR turns highlighting off even in a terminal.
+	color: process.stdout.isTTY === true && !process.env.NO_COLOR,
 };
 
 /** A mistake in how the command was called: exit code 2. */
@@ -40,6 +47,12 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 			io.stderr(`pbot-history: ${err.message}`);
 			return 2;
 		}
+		// A bad or unknown parameter (bad date, negative limit, unknown id): the caller's mistake.
+		if (isQueryError(err)) {
+			const flag = FLAG_OF_PARAMETER[err.parameter] ?? err.parameter;
+			io.stderr(`pbot-history: ${flag}: ${err.detail}`);
+			return 2;
+		}
 		io.stderr(`pbot-history: ${(err as Error).message}`);
 		return 1;
 	}
@@ -52,24 +65,16 @@ function buildProgram(io: CliIo): Command {
 		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
 		.showHelpAfterError();
 
-	program
-		.command("ingest")
+	addWorkspaceOptions(program.command("ingest"), io.cwd)
 		.description("read the workspace's Pi sessions into .pi/pbot/history/ and print what was found")
-		.option("-w, --workspace <dir>", "the workspace (Pi's working directory)", io.cwd)
-		.option("-s, --sessions <dir...>", "session folders to read whole (default: Pi's session folder for the workspace)")
-		.option("--agent-dir <dir>", "Pi's agent directory (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)")
 		.option("--json", "print the report as JSON")
-		.action(async (opts: { workspace: string; sessions?: string[]; agentDir?: string; json?: boolean }) => {
-			const workspace = resolve(io.cwd, opts.workspace);
-			const service = openWorkspaceHistory({
-				workspace,
-				...(opts.sessions ? { sessionDirs: opts.sessions.map((d) => resolve(io.cwd, d)) } : {}),
-				...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
-			});
-			const report = await service.ingest();
+		.action(async (opts: WorkspaceOptions & { json?: boolean }) => {
+			const report = await openFromOptions(opts, io.cwd).ingest();
 			if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
-			else io.stdout(formatIngestReport(report, historyDir(workspace)));
+			else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
 		});
+
+	addQueryCommands(program, { stdout: io.stdout, cwd: io.cwd, color: io.color ?? false });
 
 	program
 		.command("demo")

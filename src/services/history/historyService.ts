@@ -5,6 +5,8 @@ import { isValidId } from "./ids.ts";
 import type { ArchiveStore, SessionDiscovery, SessionSource } from "./ports.ts";
 import { buildQueryView, type QueryView } from "./queryView.ts";
 import { sessionPipeline } from "./sessionPipeline.ts";
+import { listSessions, readNode, searchHistory } from "./query/index.ts";
+import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
 
 /** Counts for one ingested session. */
 export interface SessionIngestReport {
@@ -94,6 +96,25 @@ export class HistoryService {
 		return { sessions: reports, warnings };
 	}
 
+	/**
+	 * Applies events from elsewhere (the live tail of the current session file) and writes the
+	 * archives they changed.
+	 */
+	async applyEvents(events: readonly HistoryEvent[]): Promise<void> {
+		await this.load();
+		const sessionIds = new Set<string>();
+		for (const e of events) {
+			const id = e.type === "SessionSeen" ? e.session.sessionId : e.type === "QaObserved" ? e.node.sessionId : e.type === "SummaryPlanned" ? e.plan.sessionId : e.sessionId;
+			if (id !== undefined && isValidId(id)) sessionIds.add(id);
+		}
+		const before = this.state;
+		this.state = applyArchiveEvents(this.state, events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined));
+		for (const id of sessionIds) {
+			const after = this.state.sessions[id];
+			if (after && after !== before.sessions[id]) await this.options.store.write(after);
+		}
+	}
+
 	/** The current query view (built on demand, reusing unchanged sessions). */
 	getView(): QueryView {
 		if (!this.view || this.view.state !== this.state) this.view = buildQueryView(this.state, this.view);
@@ -128,6 +149,24 @@ export class HistoryService {
 		const written = after !== before;
 		if (written) await this.options.store.write(after);
 		return reportOf(after, events, written);
+	}
+
+	/** The workspace's sessions, newest first (fresh: picks up changed session files first). */
+	async sessions(params: SessionsParams = {}): Promise<SessionListResult> {
+		await this.refresh();
+		return listSessions(this.getView(), params);
+	}
+
+	/** The tool's `search` (fresh). Throws `QueryError` for bad parameters. */
+	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
+		await this.refresh();
+		return searchHistory(this.getView(), params);
+	}
+
+	/** The tool's `read` (fresh). Throws `QueryError` for a bad or unknown id or bad paging. */
+	async read(params: ReadParams): Promise<ReadResult> {
+		await this.refresh();
+		return readNode(this.getView(), params);
 	}
 }
 

@@ -1,0 +1,103 @@
+/**
+ * `pbot-history sessions | search <text> | read <id>`: the same service as the tool and the slash
+ * command. Flags are passed to it as given (strings); it validates them and its `QueryError`s
+ * become exit code 2. `--json` prints exactly the object the service returns (the tool's
+ * `details`).
+ */
+import type { Command } from "commander";
+import type { ReadParams, SearchParams, SessionsParams } from "../services/history/query/index.ts";
+import { formatRead, formatSearch, formatSessions } from "./queryFormat.ts";
+import { addWorkspaceOptions, openFromOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
+
+/** What the query commands need of the CLI's I/O. */
+export interface QueryCommandIo {
+	readonly stdout: (text: string) => void;
+	readonly cwd: string;
+	readonly color: boolean;
+}
+
+/** The service parameter each flag feeds, for messages that name what the person typed. */
+export const FLAG_OF_PARAMETER: Readonly<Record<string, string>> = {
+	sessionId: "--session",
+	from: "--from",
+	to: "--to",
+	offset: "--offset",
+	limit: "--limit",
+	childrenOffset: "--children-offset",
+	query: "<text>",
+	id: "<id>",
+};
+
+interface FilterFlags extends WorkspaceOptions {
+	readonly session?: string;
+	readonly from?: string;
+	readonly to?: string;
+	readonly offset?: string;
+	readonly limit?: string;
+	readonly json?: boolean;
+}
+
+interface ReadFlags extends WorkspaceOptions {
+	readonly offset?: string;
+	readonly limit?: string;
+	readonly childrenOffset?: string;
+	readonly json?: boolean;
+}
+
+function addFilterFlags(command: Command): Command {
+	return command
+		.option("--session <id>", "only this session")
+		.option("--from <date>", "keep what intersects [from, to]: YYYY-MM-DD (UTC day) or an ISO date-time with Z/offset")
+		.option("--to <date>", "end of the window (a date alone means the end of that UTC day)")
+		.option("--offset <n>", "skip this many items (paging)")
+		.option("--limit <n>", "items per page (default 20, at most 50)")
+		.option("--json", "print the service's answer as JSON (what the tool returns)");
+}
+
+function filterParams(opts: FilterFlags): SessionsParams {
+	return {
+		...(opts.session !== undefined ? { sessionId: opts.session } : {}),
+		...(opts.from !== undefined ? { from: opts.from } : {}),
+		...(opts.to !== undefined ? { to: opts.to } : {}),
+		...(opts.offset !== undefined ? { offset: opts.offset } : {}),
+		...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+	};
+}
+
+export function addQueryCommands(program: Command, io: QueryCommandIo): void {
+	const print = (json: boolean | undefined, value: unknown, human: () => string) => io.stdout(json ? JSON.stringify(value, null, 2) : human());
+
+	addFilterFlags(addWorkspaceOptions(program.command("sessions"), io.cwd))
+		.description("list the workspace's sessions, newest first")
+		.action(async (opts: FilterFlags) => {
+			const result = await openFromOptions(opts, io.cwd).sessions(filterParams(opts));
+			print(opts.json, result, () => formatSessions(result));
+		});
+
+	addFilterFlags(addWorkspaceOptions(program.command("search"), io.cwd))
+		.description("find Q&A and summaries containing <text> (case-insensitive, contiguous); empty text lists sessions")
+		.argument("<text>", "the text to find (quote it; surrounding spaces are ignored)")
+		.action(async (text: string, opts: FilterFlags) => {
+			const params: SearchParams = { query: text, ...filterParams(opts) };
+			const result = await openFromOptions(opts, io.cwd).search(params);
+			print(opts.json, result, () => (result.kind === "sessions" ? formatSessions(result) : formatSearch(result, { color: io.color })));
+		});
+
+	addWorkspaceOptions(program.command("read"), io.cwd)
+		.description("show a node (session, summary or Q&A) with its parents and children")
+		.argument("<id>", "a node id from sessions, search or a previous read")
+		.option("--offset <n>", "start of the body slice, in UTF-16 code units")
+		.option("--limit <n>", "length of the body slice (default 12000, at most 24000)")
+		.option("--children-offset <n>", "first child to list (children come 20 at a time)")
+		.option("--json", "print the service's answer as JSON (what the tool returns)")
+		.action(async (id: string, opts: ReadFlags) => {
+			const params: ReadParams = {
+				id,
+				...(opts.offset !== undefined ? { offset: opts.offset } : {}),
+				...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
+			};
+			const result = await openFromOptions(opts, io.cwd).read(params);
+			print(opts.json, result, () => formatRead(result));
+		});
+}

@@ -1,0 +1,126 @@
+/**
+ * Human output of `sessions`, `search` and `read`: aligned columns, the match highlighted when
+ * `color` is on (stdout is a terminal). `--json` bypasses all of this and prints the service's
+ * object as it is.
+ */
+import { formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
+import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
+import { table } from "./format.ts";
+
+export interface FormatOptions {
+	/** ANSI highlighting (bold + inverse) of matches. */
+	readonly color: boolean;
+}
+
+const HIGHLIGHT_ON = "\x1b[1;7m";
+const HIGHLIGHT_OFF = "\x1b[22;27m";
+const TITLE_WIDTH = 48;
+
+function highlight(text: string, color: boolean): string {
+	return color ? `${HIGHLIGHT_ON}${text}${HIGHLIGHT_OFF}` : text;
+}
+
+function shown(result: { offset: number; total: number; nextOffset: number | null }, count: number): string {
+	if (count === 0) return `0 of ${result.total}`;
+	return `${result.offset + 1}–${result.offset + count} of ${result.total}`;
+}
+
+function pagingNotes(result: { nextOffset: number | null; clamped: boolean; limit: number }): string[] {
+	const notes: string[] = [];
+	if (result.clamped) notes.push(`(--limit lowered to the maximum, ${result.limit})`);
+	if (result.nextOffset !== null) notes.push(`More: --offset ${result.nextOffset}`);
+	return notes;
+}
+
+export function formatSessions(result: SessionListResult): string {
+	if (result.total === 0) return "No sessions found.";
+	const rows = result.sessions.map((s) => [
+		formatTime(s.lastAt),
+		s.sessionId,
+		s.qa,
+		s.branches,
+		s.incomplete,
+		`${s.summariesReady}/${s.summariesPending}`,
+		oneLine(s.title, TITLE_WIDTH),
+	]);
+	return [
+		`Sessions ${shown(result, result.sessions.length)}, newest first (times in UTC):`,
+		"",
+		table(["last activity", "session (read it by this id)", "Q&A", "branches", "incomplete", "summaries ready/pending", "title"], rows),
+		...(result.sessions.length === 0 ? ["", "(no sessions on this page)"] : []),
+		...pagingNotes(result).map((n, i) => (i === 0 ? `\n${n}` : n)),
+	].join("\n");
+}
+
+function groupName(level: number): string {
+	return level === 0 ? "Q&A originals" : `Level-${level} summaries`;
+}
+
+function hitFlags(hit: SearchHit): string {
+	const flags: string[] = [];
+	if (!hit.completed) flags.push("incomplete");
+	if (hit.kind === "summary") flags.push(hit.verified ? "verified" : "unverified");
+	if (hit.stale) flags.push("stale");
+	return flags.join(", ");
+}
+
+/** The snippet on one line, the match highlighted. */
+export function snippetLine(hit: SearchHit, color: boolean): string {
+	const { start, length } = hit.match;
+	const flat = (t: string) => t.replace(/\s+/g, " ");
+	return flat(hit.snippet.slice(0, start)) + highlight(flat(hit.snippet.slice(start, start + length)), color) + flat(hit.snippet.slice(start + length));
+}
+
+export function formatSearch(result: SearchResult, options: FormatOptions): string {
+	const count = result.groups.reduce((n, g) => n + g.hits.length, 0);
+	if (result.total === 0) return `No hits for ${JSON.stringify(result.query)}. Matching is by shared text: try another wording.`;
+	const lines = [`Hits for ${JSON.stringify(result.query)}: ${shown(result, count)} (times in UTC)`];
+	for (const group of result.groups) {
+		lines.push("", `${groupName(group.level)}:`);
+		const rows = group.hits.map((h) => [h.id, formatTime(h.endedAt), oneLine(h.sessionTitle, TITLE_WIDTH), hitFlags(h)]);
+		const [head, ...body] = table(["id", "time", "session", "flags"], rows).split("\n");
+		lines.push(`  ${head}`);
+		body.forEach((row, i) => {
+			lines.push(`  ${row}`);
+			lines.push(`      ${snippetLine(group.hits[i] as SearchHit, options.color)}`);
+		});
+	}
+	if (count === 0) lines.push("", "(no hits on this page)");
+	const notes = pagingNotes(result);
+	if (notes.length > 0) lines.push("", ...notes);
+	return lines.join("\n");
+}
+
+function refTable(refs: readonly NodeRef[]): string {
+	const rows = refs.map((r) => [r.id, r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session", formatRange(r.startedAt, r.endedAt), oneLine(r.preview, 72)]);
+	return table(["id", "kind", "time (UTC)", "preview"], rows)
+		.split("\n")
+		.map((l) => `  ${l}`)
+		.join("\n");
+}
+
+export function formatRead(result: ReadResult): string {
+	const kind = result.kind === "summary" ? `summary, level ${result.level}` : result.kind === "qa" ? "Q&A" : "session";
+	const flags = [result.ready ? undefined : "not summarized yet", result.completed ? undefined : "incomplete", result.stale ? "stale" : undefined].filter(Boolean);
+	const source = result.source.entryIds.length > 0 ? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}` : `session ${result.source.sessionId}`;
+	const lines = [
+		`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`,
+		`Session: ${result.sessionTitle} (${result.sessionId})`,
+		`Source: ${source}`,
+	];
+	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents));
+	lines.push("", "─".repeat(40));
+	if (result.totalLength === 0) lines.push(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)");
+	else lines.push(result.body);
+	lines.push("─".repeat(40));
+	const end = result.offset + result.body.length;
+	if (result.offset > 0 || result.nextOffset !== null) lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
+	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
+	if (result.totalChildren > 0) {
+		const shownChildren = result.children.length === 0 ? `0 of ${result.totalChildren}` : `${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}`;
+		lines.push("", `Children ${shownChildren}:`);
+		if (result.children.length > 0) lines.push(refTable(result.children));
+		if (result.nextChildrenOffset !== null) lines.push(`More children: --children-offset ${result.nextChildrenOffset}`);
+	}
+	return lines.join("\n");
+}

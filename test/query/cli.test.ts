@@ -1,0 +1,122 @@
+import { mkdtemp, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runCli, type CliIo } from "../../src/cli/main.ts";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import type { ReadResult, SearchResult, SessionListResult } from "../../src/services/history/query/types.ts";
+import { fixtureSessionId, fixtureWorkspace } from "./helpers.ts";
+
+interface Run {
+	readonly code: number;
+	readonly stdout: string;
+	readonly stderr: string;
+}
+
+async function cli(argv: readonly string[], options: { color?: boolean } = {}): Promise<Run> {
+	let stdout = "";
+	let stderr = "";
+	const io: CliIo = { stdout: (t) => (stdout += t.endsWith("\n") ? t : `${t}\n`), stderr: (t) => (stderr += t.endsWith("\n") ? t : `${t}\n`), cwd: tmpdir(), color: options.color ?? false };
+	const code = await runCli(argv, io);
+	return { code, stdout, stderr };
+}
+
+describe("CLI sessions | search | read", () => {
+	let ws: Awaited<ReturnType<typeof fixtureWorkspace>>;
+	let where: string[];
+	const service = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir });
+
+	beforeAll(async () => {
+		ws = await fixtureWorkspace(["steer-followup-abort", "many-qa-72", "unicode-image", "fork-source", "fork"]);
+		where = ["--workspace", ws.workspace, "--sessions", ws.sessions, "--agent-dir", ws.agentDir];
+	});
+
+	it("prints with --json exactly the object the service returns", async () => {
+		const sessions = await cli(["sessions", ...where, "--limit", "2", "--json"]);
+		expect(sessions.code).toBe(0);
+		expect(JSON.parse(sessions.stdout)).toEqual(await service().sessions({ limit: 2 }));
+
+		const search = await cli(["search", "topic-01", ...where, "--offset", "3", "--limit", "4", "--from", "2026-03-09", "--json"]);
+		expect(search.code).toBe(0);
+		const expected = (await service().search({ query: "topic-01", offset: 3, limit: 4, from: "2026-03-09" })) as SearchResult;
+		expect(JSON.parse(search.stdout)).toEqual(expected);
+		expect(expected.total).toBe(10);
+
+		const id = fixtureSessionId("many-qa-72");
+		const read = await cli(["read", id, ...where, "--limit", "50", "--children-offset", "1", "--json"]);
+		expect(read.code).toBe(0);
+		expect(JSON.parse(read.stdout)).toEqual(await service().read({ id, limit: 50, childrenOffset: 1 }));
+
+		const scoped = await cli(["search", "VERSION", ...where, "--session", fixtureSessionId("fork"), "--to", "2026-03-11T23:00:00+01:00", "--json"]);
+		expect(JSON.parse(scoped.stdout)).toEqual(await service().search({ query: "VERSION", sessionId: fixtureSessionId("fork"), to: "2026-03-11T23:00:00+01:00" }));
+	});
+
+	it("does the main job: list sessions, search a word, read a hit and one of its children", async () => {
+		const sessions = JSON.parse((await cli(["sessions", ...where, "--json"])).stdout) as SessionListResult;
+		expect(sessions.total).toBe(5);
+		const hits = JSON.parse((await cli(["search", "shell script", ...where, "--json"])).stdout) as SearchResult;
+		const hit = hits.groups[0]?.hits[0];
+		expect(hit?.kind).toBe("qa");
+		const node = JSON.parse((await cli(["read", hit?.id as string, ...where, "--json"])).stdout) as ReadResult;
+		expect(node.body).toContain("hello.sh is the only shell script.");
+		const parent = JSON.parse((await cli(["read", node.parents[0]?.id as string, ...where, "--json"])).stdout) as ReadResult;
+		expect(parent.children.map((c) => c.id)).toContain(hit?.id);
+		const child = await cli(["read", parent.children[0]?.id as string, ...where]);
+		expect(child.code).toBe(0);
+		expect(child.stdout).toContain("## Question");
+	});
+
+	it("prints aligned columns and highlights the match only when color is on", async () => {
+		const plain = await cli(["search", "shell SCRIPT", ...where]);
+		expect(plain.code).toBe(0);
+		expect(plain.stdout).not.toContain("\x1b[");
+		expect(plain.stdout).toContain("hello.sh is the only shell script.");
+		const lines = plain.stdout.split("\n");
+		const head = lines.find((l) => l.trim().startsWith("id "));
+		const row = lines.find((l) => l.trim().startsWith("qa_"));
+		expect(head?.indexOf("time")).toBe(row?.indexOf("2026-"));
+		const colored = await cli(["search", "shell SCRIPT", ...where], { color: true });
+		expect(colored.stdout).toContain("\x1b[1;7mshell script\x1b[22;27m");
+
+		const sessions = await cli(["sessions", ...where]);
+		expect(sessions.stdout).toMatch(/last activity +session/);
+		expect(sessions.stdout).toContain(fixtureSessionId("many-qa-72"));
+	});
+
+	it("exits 2 with a message naming the flag for bad arguments and unknown ids", async () => {
+		const bad = [
+			[["search", "x", "--limit", "-1"], "--limit: must be a non-negative integer"],
+			[["search", "x", "--limit", "abc"], "--limit: must be a non-negative integer"],
+			[["sessions", "--from", "2026-13-01"], '--from: "2026-13-01" is not an ISO-8601 date'],
+			[["search", "x", "--from", "2026-03-02", "--to", "2026-03-01"], "--from: "],
+			[["search", "x", "--session", "0190aaaa-0000-7000-8000-00000000dead"], '--session: unknown session "0190aaaa-0000-7000-8000-00000000dead"'],
+			[["read", "qa_AAAAAAAAAAAAAAAAAAAA"], '<id>: unknown node "qa_AAAAAAAAAAAAAAAAAAAA"'],
+			[["read", "not an id"], "<id>: "],
+			[["read", fixtureSessionId("fork"), "--children-offset", "-2"], "--children-offset: must be a non-negative integer"],
+		] as const;
+		for (const [argv, message] of bad) {
+			const run = await cli([...argv, ...where]);
+			expect(run.code, argv.join(" ")).toBe(2);
+			expect(run.stderr).toContain(`pbot-history: ${message}`);
+			expect(run.stdout).toBe("");
+		}
+		expect((await cli(["search", ...where])).code).toBe(2); // missing <text>
+	});
+
+	it("lists sessions when the search text is blank, as the tool does", async () => {
+		const run = await cli(["search", "  ", ...where, "--json"]);
+		expect(JSON.parse(run.stdout)).toEqual(await service().sessions());
+	});
+
+	it("answers an empty workspace with an empty list and exit code 0", async () => {
+		const workspace = await mkdtemp(join(tmpdir(), "pbot-cli-empty-"));
+		await mkdir(join(workspace, "sessions"));
+		const empty = ["--workspace", workspace, "--sessions", join(workspace, "sessions"), "--agent-dir", join(workspace, "agent")];
+		const human = await cli(["sessions", ...empty]);
+		expect(human).toMatchObject({ code: 0, stderr: "" });
+		expect(human.stdout).toContain("No sessions found.");
+		const json = await cli(["search", "anything", ...empty, "--json"]);
+		expect(json.code).toBe(0);
+		expect(JSON.parse(json.stdout)).toMatchObject({ kind: "hits", total: 0, groups: [] });
+	});
+});

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { foldQuery, foldText, originalRange } from "../../src/services/history/query/fold.ts";
+import { snippetAround, sliceUtf16 } from "../../src/services/history/query/text.ts";
+import { isWellFormed } from "./helpers.ts";
+
+/** Where a query matches in a text, as original offsets (what search does, in small). */
+function find(text: string, query: string): string | undefined {
+	const folded = foldText(text);
+	const needle = foldQuery(query);
+	const at = folded.folded.indexOf(needle);
+	if (at < 0) return undefined;
+	const r = originalRange(text, folded, at, needle.length);
+	return text.slice(r.start, r.end);
+}
+
+describe("case folding", () => {
+	it("matches ÄÖ and äö both ways and maps back to the original letters", () => {
+		expect(find("Grüße aus KÖLN, ÄÖÜ!", "äöü")).toBe("ÄÖÜ");
+		expect(find("schön und äöü", "ÄÖÜ")).toBe("äöü");
+		expect(find("KÖLN", "köln")).toBe("KÖLN");
+	});
+
+	it("folds İ to i̇ (two code units) and keeps the offsets after it right", () => {
+		const text = "İstanbul İzmir TRIP";
+		const folded = foldText(text);
+		expect(folded.folded).toBe("i̇stanbul i̇zmir trip");
+		expect(folded.folded.length).toBe(text.length + 2);
+		expect(folded.map).toBeDefined();
+		// Offsets after the expansions still map to the original characters.
+		expect(find(text, "trip")).toBe("TRIP");
+		expect(find(text, "İzmir")).toBe("İzmir");
+		expect(find(text, "i̇zmir")).toBe("İzmir");
+		// A match on the first half of the expansion covers the whole original letter.
+		expect(find("xİy", "xi")).toBe("xİ");
+	});
+
+	it("folds full-width letters as toLowerCase does: Ａ matches ａ, not a", () => {
+		expect(find("ＡＢＣ全角", "ａｂｃ")).toBe("ＡＢＣ");
+		expect(find("ＡＢＣ全角", "abc")).toBeUndefined();
+	});
+
+	it("leaves CJK, kana, hangul and emoji unchanged", () => {
+		for (const text of ["发布负责人是谁", "リリースは何曜日", "고마워요", "😀👍🏽👨‍👩‍👧‍👦", "𠜎𠜱𝄞"]) expect(foldText(text)).toEqual({ folded: text });
+		expect(find("金曜日です 🗓️✅👍🏽 — OK", "✅👍🏽")).toBe("✅👍🏽");
+	});
+
+	it("treats final sigma as sigma", () => {
+		expect(find("ΟΔΟΣ", "οδος")).toBe("ΟΔΟΣ");
+		expect(find("οδος", "ΟΔΟΣ")).toBe("οδος");
+	});
+
+	it("relies on no lowercase mapping shrinking and only U+0130 growing (checked over every code point)", () => {
+		const changed: number[] = [];
+		for (let cp = 0; cp <= 0x10ffff; cp++) {
+			if (cp >= 0xd800 && cp <= 0xdfff) continue;
+			const s = String.fromCodePoint(cp);
+			if (s.toLowerCase().length !== s.length) changed.push(cp);
+		}
+		expect(changed).toEqual([0x130]);
+	});
+
+	it("keeps astral letters whole when they fold (Deseret)", () => {
+		expect(find("𐐀𐐁 word", "𐐨𐐩")).toBe("𐐀𐐁");
+	});
+});
+
+describe("snippets", () => {
+	it("cuts about 80 characters each side on grapheme boundaries and says where the match is", () => {
+		const left = "👨‍👩‍👧‍👦".repeat(100);
+		const text = `${left}NEEDLE${"é".repeat(200)}`;
+		const at = text.indexOf("NEEDLE");
+		const s = snippetAround(text, at, at + 6);
+		expect(s.text.slice(s.match.start, s.match.start + s.match.length)).toBe("NEEDLE");
+		expect(s.text.startsWith("…👨‍👩‍👧‍👦")).toBe(true);
+		expect(s.text.endsWith("é…")).toBe(true);
+		const before = s.text.slice(1, s.match.start);
+		expect(before).toBe("👨‍👩‍👧‍👦".repeat(80));
+		expect(s.text.slice(s.match.start + 6, -1)).toBe("é".repeat(80));
+	});
+
+	it("adds no ellipsis when the text is short", () => {
+		expect(snippetAround("a short text", 2, 7)).toEqual({ text: "a short text", match: { start: 2, length: 5 } });
+	});
+});
+
+describe("sliceUtf16", () => {
+	const text = "ab😀cd";
+	it("ends one unit early rather than between the halves of a pair", () => {
+		expect(sliceUtf16(text, 0, 3)).toEqual({ text: "ab", start: 0, end: 2 });
+	});
+	it("starts one unit early when the start is a low surrogate", () => {
+		expect(sliceUtf16(text, 3, 10)).toEqual({ text: "😀cd", start: 2, end: 6 });
+	});
+	it("never returns an empty slice while text remains (limit 1 on a pair)", () => {
+		expect(sliceUtf16(text, 2, 1)).toEqual({ text: "😀", start: 2, end: 4 });
+	});
+	it("slices chained by their end give back the whole text", () => {
+		const long = "x😀y👍🏽z👨‍👩‍👧‍👦".repeat(5);
+		for (const limit of [1, 2, 3, 5, 7]) {
+			let out = "";
+			for (let offset = 0; offset < long.length; ) {
+				const s = sliceUtf16(long, offset, limit);
+				expect(isWellFormed(s.text)).toBe(true);
+				out += s.text;
+				offset = s.end;
+			}
+			expect(out).toBe(long);
+		}
+	});
+});
