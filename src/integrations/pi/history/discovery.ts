@@ -1,3 +1,4 @@
+import { access } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
@@ -49,7 +50,12 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				if (!chosen.has(path)) chosen.set(path, sessionFileSource(path));
 			};
 
-			for (const file of options.files ?? []) take(resolve(workspace, file));
+			// Pi names the current file before it writes it (with the first answer): a file that
+			// does not exist yet is skipped without a word.
+			for (const file of options.files ?? []) {
+				const path = resolve(workspace, file);
+				if (await exists(path)) take(path);
+			}
 			for (const dir of options.sessionDirs ?? []) for (const file of await listSessionFiles(resolve(workspace, dir))) take(file);
 
 			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
@@ -86,4 +92,13 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			return { sources: [...chosen.values()], warnings };
 		},
 	};
+}
+
+async function exists(path: string): Promise<boolean> {
+	try {
+		await access(path);
+		return true;
+	} catch {
+		return false;
+	}
 }

@@ -1,0 +1,117 @@
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { HistoryService } from "../../../services/history/historyService.ts";
+import type { ReadResult, SearchHit, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
+import { sessionFactsOf } from "./piSession.ts";
+import { hitsText, readText, sessionsText } from "./resultText.ts";
+import type { HistoryRuntime } from "./runtime.ts";
+import { HistoryViewer, refKind, span } from "./viewer.ts";
+
+const USAGE = "Usage: /pbot history [keyword]";
+/** How many sessions or hits a picker offers. */
+const PICKER_LIMIT = 50;
+/** What the viewer's `done` hands back, to tell a closed viewer from an RPC `custom()` that returns at once. */
+const CLOSED = "closed" as const;
+
+/** `/pbot history [keyword]`: a picker of recent sessions or of search hits, then the viewer. */
+export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime): void {
+	pi.registerCommand("pbot", {
+		description: "pbot history [keyword]: browse and search this workspace's past Pi sessions",
+		getArgumentCompletions: (prefix: string) => {
+			const word = prefix.trimStart();
+			if (word.includes(" ")) return null;
+			return "history".startsWith(word) ? [{ value: "history ", label: "history", description: "browse sessions, or search with a keyword" }] : null;
+		},
+		handler: async (args, ctx) => {
+			const trimmed = args.trim();
+			const [sub = "", ...rest] = trimmed.split(/\s+/);
+			if (sub !== "history") {
+				say(ctx, USAGE, "warning");
+				return;
+			}
+			const keyword = rest.join(" ").trim();
+			const facts = sessionFactsOf(ctx);
+			const service = runtime.serviceFor(facts);
+			try {
+				await runtime.refresh(facts);
+				if (keyword === "") await pickSession(ctx, service, await service.sessions({ limit: PICKER_LIMIT }));
+				else await pickHit(ctx, service, await service.search({ query: keyword, limit: PICKER_LIMIT }));
+			} catch (err) {
+				say(ctx, `pbot history: ${(err as Error).message}`, "error");
+			}
+			for (const problem of runtime.takeProblems()) say(ctx, `pbot history: ${problem}`, "warning");
+		},
+	});
+}
+
+async function pickSession(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult): Promise<void> {
+	if (!ctx.hasUI) return print(sessionsText(result));
+	if (result.total === 0) return say(ctx, "pbot history: no sessions archived for this workspace yet.", "info");
+	const options = result.sessions.map((s, i) => `${String(i + 1).padStart(2)}. ${s.title}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`);
+	const choice = await ctx.ui.select(`pbot history — ${result.total} session(s), newest first`, options);
+	const index = choice === undefined ? -1 : options.indexOf(choice);
+	const picked = result.sessions[index];
+	if (picked) await view(ctx, service, picked.rootId);
+}
+
+async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult | SearchResult): Promise<void> {
+	if (result.kind === "sessions") return pickSession(ctx, service, result);
+	if (!ctx.hasUI) return print(hitsText(result));
+	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${result.query}". Try other words or a shorter phrase.`, "info");
+	const hits: SearchHit[] = [];
+	const options: string[] = [];
+	for (const group of result.groups) {
+		for (const hit of group.hits) {
+			hits.push(hit);
+			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
+			options.push(`${String(hits.length).padStart(2)}. [${level}] ${hit.sessionTitle}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${hit.snippet.replace(/\s+/g, " ")}`);
+		}
+	}
+	const choice = await ctx.ui.select(`pbot history — ${result.total} hit(s) for "${result.query}" (originals first, then summaries by level)`, options);
+	const picked = choice === undefined ? undefined : hits[options.indexOf(choice)];
+	if (picked) await view(ctx, service, picked.id);
+}
+
+/** Opens the viewer; where `custom()` is not available (RPC), falls back to select + editor. */
+async function view(ctx: ExtensionCommandContext, service: HistoryService, id: string): Promise<void> {
+	const load = (nodeId: string, offset: number, childrenOffset: number) => service.read({ id: nodeId, offset, childrenOffset });
+	const first = await load(id, 0, 0);
+	const closed = await ctx.ui.custom<typeof CLOSED>((tui, theme, _keybindings, done) => {
+		return new HistoryViewer(first, {
+			load,
+			rows: () => tui.terminal.rows,
+			theme,
+			done: () => done(CLOSED),
+			redraw: () => tui.requestRender(),
+		});
+	});
+	if (closed !== CLOSED) await viewWithDialogs(ctx, service, first);
+}
+
+/** The viewer as dialogs: the body in an editor (whatever is typed there is discarded), then a choice of where to go. */
+async function viewWithDialogs(ctx: ExtensionCommandContext, service: HistoryService, first: ReadResult): Promise<void> {
+	const trail: ReadResult[] = [first];
+	for (let steps = 0; steps < 200 && trail.length > 0; steps++) {
+		const node = trail[trail.length - 1] as ReadResult;
+		await ctx.ui.editor(`pbot history — ${refKind(node)} (read-only: edits are discarded)`, readText(node));
+		const links = [...node.parents.map((r) => ({ r, dir: "↑" })), ...node.children.map((r) => ({ r, dir: "↓" }))];
+		const options = [...links.map(({ r, dir }, i) => `${i + 1}. ${dir} ${refKind(r)} ${span(r.startedAt, r.endedAt)} ${r.preview}`), ...(trail.length > 1 ? ["← back"] : []), "close"];
+		const choice = await ctx.ui.select("Open a parent or child", options);
+		if (choice === undefined || choice === "close") return;
+		if (choice === "← back") {
+			trail.pop();
+			continue;
+		}
+		const link = links[options.indexOf(choice)];
+		if (link) trail.push(await service.read({ id: link.r.id }));
+	}
+}
+
+function say(ctx: ExtensionCommandContext, message: string, level: "info" | "warning" | "error"): void {
+	if (ctx.hasUI) ctx.ui.notify(message, level);
+	else print(message);
+}
+
+/** Print mode has no UI: results go to stdout, which Pi passes through. */
+function print(text: string): void {
+	console.log(text);
+}

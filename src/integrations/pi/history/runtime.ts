@@ -1,0 +1,105 @@
+import type { Subscription } from "rxjs";
+import { HistoryService } from "../../../services/history/historyService.ts";
+import { workspaceArchiveStore } from "../../../storage/history-files/index.ts";
+import { fileDiscovery } from "./discovery.ts";
+import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
+import { tailSessionFile } from "./tailSessionFile.ts";
+import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+
+/**
+ * pbot's state inside one Pi process: the history service of the current workspace and the live
+ * tail of the current session file. It holds plain data only (see `PiSessionFacts`), so nothing
+ * it does in the background can touch a stale Pi context.
+ */
+export class HistoryRuntime {
+	private service: HistoryService | undefined;
+	private workspace: string | undefined;
+	private facts: PiSessionFacts | undefined;
+	private tail: Subscription | undefined;
+	private tailedFile: string | undefined;
+	/** Problems seen in the background, for the next command or tool result to mention. */
+	private readonly problems: string[] = [];
+	/** The ingest running in the background, if any. */
+	private pending: Promise<void> = Promise.resolve();
+
+	/** The service for a session's workspace (made on first use, kept across session switches in it). */
+	serviceFor(facts: PiSessionFacts): HistoryService {
+		this.facts = facts;
+		if (!this.service || this.workspace !== facts.cwd) {
+			this.workspace = facts.cwd;
+			// Discovery reads `this.facts` at every call: a session switch changes the current file.
+			this.service = new HistoryService({
+				store: workspaceArchiveStore(facts.cwd),
+				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
+			});
+		}
+		return this.service;
+	}
+
+	/**
+	 * `session_start`: follow the current file and ingest what is there, in the background (a
+	 * large history must not hold up Pi's start; a query waits for it anyway, see `refresh`).
+	 */
+	start(facts: PiSessionFacts): void {
+		const service = this.serviceFor(facts);
+		this.follow(facts);
+		this.pending = this.pending.then(() => this.ingest(service));
+	}
+
+	/** `agent_end` (in the background) and every query (awaited): pick up what changed. */
+	refresh(facts: PiSessionFacts): Promise<void> {
+		const service = this.serviceFor(facts);
+		this.pending = this.pending.then(() => this.ingest(service));
+		return this.pending;
+	}
+
+	/** Resolves when the background ingest queued so far is done. */
+	settled(): Promise<void> {
+		return this.pending;
+	}
+
+	/** `session_shutdown`: stop everything that runs in the background. */
+	stop(): void {
+		this.tail?.unsubscribe();
+		this.tail = undefined;
+		this.tailedFile = undefined;
+	}
+
+	/** Whether a tail is running (for tests: nothing may be left behind). */
+	get following(): string | undefined {
+		return this.tailedFile;
+	}
+
+	/** Background problems since the last call, then forgotten. */
+	takeProblems(): string[] {
+		return this.problems.splice(0);
+	}
+
+	private follow(facts: PiSessionFacts): void {
+		if (facts.sessionFile === this.tailedFile) return;
+		this.stop();
+		const file = facts.sessionFile;
+		if (!file) return; // --no-session: nothing is written, nothing to follow
+		const service = this.serviceFor(facts);
+		const fallback = sessionIdFromFileName(file);
+		this.tailedFile = file;
+		this.tail = tailSessionFile(file, {
+			...(fallback ? { fallbackSessionId: fallback } : {}),
+			onError: (err) => this.problems.push(`live tail: ${err.message}`),
+		}).subscribe({
+			next: (events) => {
+				service.applyEvents(events).catch((err: Error) => this.problems.push(`live update: ${err.message}`));
+			},
+			error: (err: Error) => this.problems.push(`live tail stopped: ${err.message}`),
+		});
+	}
+
+	private async ingest(service: HistoryService): Promise<void> {
+		try {
+			const report = await service.refresh();
+			this.problems.push(...report.warnings);
+		} catch (err) {
+			this.problems.push(`ingest: ${(err as Error).message}`);
+		}
+	}
+}

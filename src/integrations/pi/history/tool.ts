@@ -1,0 +1,92 @@
+import { StringEnum, Type, type Static } from "@mariozechner/pi-ai";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Text } from "@mariozechner/pi-tui";
+import type { ReadResult, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
+import { sessionFactsOf } from "./piSession.ts";
+import { hitsText, readText, sessionsText } from "./resultText.ts";
+import type { HistoryRuntime } from "./runtime.ts";
+
+export const historyToolParameters = Type.Object({
+	action: StringEnum(["search", "read"] as const, { description: "search: find past Q&A and summaries by text (or list sessions without a query). read: open one node by id." }),
+	query: Type.Optional(
+		Type.String({ description: "search: case-insensitive contiguous text matched against every original Q&A and every summary. Omit to list sessions instead." }),
+	),
+	sessionId: Type.Optional(Type.String({ description: "search: only this session (an id from a previous result)." })),
+	from: Type.Optional(Type.String({ description: "search: ISO-8601 date or date-time; keep what overlaps [from, to]." })),
+	to: Type.Optional(Type.String({ description: "search: ISO-8601 date or date-time (a date means the whole day)." })),
+	id: Type.Optional(Type.String({ description: "read: a node id from search or read (session, summary or Q&A)." })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: "search: hits to skip (use nextOffset). read: body offset in UTF-16 units (use nextOffset)." })),
+	limit: Type.Optional(Type.Integer({ minimum: 0, description: "search: hits per page (default 20, at most 50). read: body characters (default 12000, at most 24000)." })),
+	childrenOffset: Type.Optional(Type.Integer({ minimum: 0, description: "read: children to skip, 20 per page (use nextChildrenOffset)." })),
+});
+
+export type HistoryToolParams = Static<typeof historyToolParameters>;
+export type HistoryToolDetails = SearchResult | SessionListResult | ReadResult;
+
+const DESCRIPTION = [
+	"Search and read this workspace's past Pi conversations: every question and final answer (tool output excluded), and summaries of every 4 consecutive Q&A, of every 4 summaries, and so on.",
+	"action=search with query: case-insensitive substring match; hits come grouped by level (Q&A originals, level-1 summaries, …) with ids and snippets. Without query: the sessions, newest first.",
+	"action=read with id: the node's text, its parents and children (ids), and its source (session id and native entry ids).",
+	"Summary hits are clues: read the Q&A they cover before relying on a conclusion. Searching never calls a model or changes anything.",
+].join(" ");
+
+/** The `pbot_history` tool: the same service the command and the CLI use. */
+export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): void {
+	pi.registerTool({
+		name: "pbot_history",
+		label: "pbot history",
+		description: DESCRIPTION,
+		promptSnippet: "pbot_history: search and read this workspace's past conversations (when did we decide X, and why?)",
+		promptGuidelines: [
+			"When the user asks about earlier work, decisions or conversations in this project, search with pbot_history before answering from memory.",
+			"Search with a distinctive word or short phrase; matching is by shared text, so when nothing matches, retry with other wordings, synonyms or a shorter phrase before concluding there is nothing.",
+			"Summary hits are retrieval clues: read (action=read) the original Q&A they cover before stating a conclusion, and quote the original.",
+			"Follow nextOffset / nextChildrenOffset to page; filter with sessionId, from and to when the user narrows the time or session.",
+		],
+		parameters: historyToolParameters,
+		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const service = runtime.serviceFor(sessionFactsOf(ctx));
+			if (params.action === "read") {
+				if (!params.id) throw new Error("id: required for action=read (a node id from search or read)");
+				const result = await service.read({
+					id: params.id,
+					...(params.offset !== undefined ? { offset: params.offset } : {}),
+					...(params.limit !== undefined ? { limit: params.limit } : {}),
+					...(params.childrenOffset !== undefined ? { childrenOffset: params.childrenOffset } : {}),
+				});
+				return { content: [{ type: "text", text: readText(result) }], details: result as HistoryToolDetails };
+			}
+			const result = await service.search({
+				...(params.query !== undefined ? { query: params.query } : {}),
+				...(params.sessionId !== undefined ? { sessionId: params.sessionId } : {}),
+				...(params.from !== undefined ? { from: params.from } : {}),
+				...(params.to !== undefined ? { to: params.to } : {}),
+				...(params.offset !== undefined ? { offset: params.offset } : {}),
+				...(params.limit !== undefined ? { limit: params.limit } : {}),
+			});
+			const text = result.kind === "hits" ? hitsText(result) : sessionsText(result);
+			return { content: [{ type: "text", text }], details: result as HistoryToolDetails };
+		},
+		renderCall(args, theme) {
+			const what = args.action === "read" ? `read ${args.id ?? "?"}` : args.query ? `search "${args.query}"` : "list sessions";
+			return new Text(`${theme.fg("toolTitle", theme.bold("pbot_history"))} ${theme.fg("muted", what)}`, 0, 0);
+		},
+		renderResult(result, { expanded }, theme) {
+			const details = result.details as HistoryToolDetails | undefined;
+			const summary = details ? oneLineSummary(details) : "no result";
+			if (!expanded) return new Text(`${theme.fg("success", summary)} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
+			const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+			return new Text(`${theme.fg("success", summary)}\n${text}`, 0, 0);
+		},
+	});
+}
+
+/** What a collapsed tool result says in one line. */
+export function oneLineSummary(details: HistoryToolDetails): string {
+	if (details.kind === "sessions") return `${details.total} session(s)`;
+	if (details.kind === "hits") {
+		const parts = details.groups.map((g) => `${g.level === 0 ? "Q&A" : `L${g.level}`} ${g.hits.length}`);
+		return `${details.total} hit(s) for "${details.query}"${parts.length ? ` · ${parts.join(", ")}` : ""}`;
+	}
+	return `${details.kind === "qa" ? "Q&A" : details.kind === "summary" ? `L${details.level} summary` : "session"} ${details.id} · ${details.totalLength} chars · ${details.totalChildren} children`;
+}

@@ -1,0 +1,148 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
+import { historyDir } from "../../src/storage/history-files/index.ts";
+import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
+import { waitFor } from "../helpers/waitFor.ts";
+
+const harnesses: PiHarness[] = [];
+afterEach(async () => {
+	for (const h of harnesses.splice(0).reverse()) await h.dispose();
+});
+
+async function pi(options: Parameters<typeof startPi>[0] = {}) {
+	const h = await startPi(options);
+	harnesses.push(h);
+	return h;
+}
+
+async function archiveText(workspace: string): Promise<string> {
+	const dir = historyDir(workspace);
+	const names = await readdir(dir).catch(() => [] as string[]);
+	const texts = await Promise.all(names.filter((n) => n.endsWith(".json")).map((n) => readFile(join(dir, n), "utf8")));
+	return texts.join("\n");
+}
+
+const stubTheme = { fg: (_c: string, t: string) => t, bold: (t: string) => t, inverse: (t: string) => `>${t}<` };
+
+describe("pbot inside Pi (headless SDK, faux model)", () => {
+	it("ingests the workspace's existing sessions when a session starts", async () => {
+		const first = await pi();
+		first.faux.setResponses([fauxAssistantMessage("The capital is Ulaanbaatar.")]);
+		await first.session.prompt("What is the capital of Mongolia?");
+		await first.runtime.settled();
+		const root = first.root;
+		await first.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+
+		const second = await pi({ root });
+		await second.runtime.settled();
+		expect(await archiveText(second.workspace)).toContain("Ulaanbaatar");
+	});
+
+	it("archives a finished interaction at agent_end", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("We picked PostgreSQL for the ledger.")]);
+		await h.session.prompt("Which database did we pick?");
+		await h.runtime.settled();
+		expect(await archiveText(h.workspace)).toContain("We picked PostgreSQL for the ledger.");
+	});
+
+	it("makes a question searchable while its run is still going (live tail, before agent_end)", async () => {
+		const h = await pi();
+		let seenMidRun = false;
+		h.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("bash", { command: "echo checking" }, { id: "c1" })], { stopReason: "toolUse" }),
+			async () => {
+				// The run has not ended: no agent_end yet. The archive must already hold the question.
+				await waitFor(async () => (await archiveText(h.workspace)).includes("zebra-migration"), "the live question in the archive");
+				seenMidRun = true;
+				return fauxAssistantMessage("Done.");
+			},
+		]);
+		await h.session.prompt("Plan the zebra-migration please");
+		expect(seenMidRun).toBe(true);
+	});
+
+	it("answers the model's pbot_history call with hits and details", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("Use the blue-green deployment with a 5 minute bake.")]);
+		await h.session.prompt("How do we deploy?");
+		h.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("pbot_history", { action: "search", query: "BLUE-GREEN" }, { id: "t1" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("Found it."),
+		]);
+		await h.session.prompt("When did we decide on blue-green?");
+		const result = h.session.messages.find((m) => m.role === "toolResult" && m.toolName === "pbot_history");
+		expect(result).toBeDefined();
+		const details = (result as { details: { kind: string; total: number; groups: { hits: { snippet: string }[] }[] } }).details;
+		expect(details.kind).toBe("hits");
+		expect(details.total).toBeGreaterThanOrEqual(1);
+		expect(details.groups[0]?.hits[0]?.snippet).toContain("blue-green");
+		const text = (result as { content: { text: string }[] }).content[0]?.text ?? "";
+		expect(text).toMatch(/id=qa_/);
+	});
+
+	it("returns the service's clear error for bad tool parameters", async () => {
+		const h = await pi();
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const ctx = h.session.extensionRunner.createContext();
+		await expect(tool.execute("x", { action: "search", query: "a", from: "yesterday" }, undefined, undefined, ctx)).rejects.toThrow(/from/);
+		await expect(tool.execute("x", { action: "read" }, undefined, undefined, ctx)).rejects.toThrow(/id: required/);
+		await expect(tool.execute("x", { action: "read", id: "qa_doesnotexist" }, undefined, undefined, ctx)).rejects.toThrow(/unknown/);
+	});
+
+	it("/pbot history lists sessions in a picker and opens the chosen one in the viewer", async () => {
+		const recorder = recordingUi((_title, options) => options[0]);
+		const h = await pi({ uiContext: recorder.ui });
+		h.faux.setResponses([fauxAssistantMessage("Rotate the keys every 90 days.")]);
+		await h.session.prompt("How often do we rotate keys?");
+		await h.session.prompt("/pbot history");
+		const select = recorder.shown.find((s) => s.kind === "select");
+		expect(select?.text).toMatch(/session\(s\), newest first/);
+		expect(select?.text).toContain("How often do we rotate keys?");
+		const factory = recorder.lastCustom();
+		expect(factory).toBeDefined();
+		let closed = false;
+		const component = (await factory!({ terminal: { rows: 30, columns: 100 }, requestRender() {} } as never, stubTheme as never, {} as never, () => {
+			closed = true;
+		})) as HistoryViewer;
+		expect(component.current.kind).toBe("session");
+		component.handleInput("\r"); // open the first child (a Q&A)
+		await waitFor(() => component.depth === 2, "the child to open");
+		expect(component.render(100).join("\n")).toContain("Rotate the keys every 90 days.");
+		component.handleInput("\x7f"); // Backspace
+		expect(component.depth).toBe(1);
+		component.handleInput("q");
+		expect(closed).toBe(true);
+	});
+
+	it("/pbot history <keyword> shows hits grouped by level", async () => {
+		const recorder = recordingUi(() => undefined);
+		const h = await pi({ uiContext: recorder.ui });
+		h.faux.setResponses([fauxAssistantMessage("The flaky test was the timezone one.")]);
+		await h.session.prompt("Which test was flaky?");
+		await h.session.prompt("/pbot history TIMEZONE");
+		const select = recorder.shown.find((s) => s.kind === "select");
+		expect(select?.text).toMatch(/1 hit\(s\) for "TIMEZONE"/);
+		expect(select?.text).toContain("[Q&A]");
+		expect(select?.text).toContain("timezone");
+	});
+
+	it("offers 'history' as the argument completion", async () => {
+		const h = await pi();
+		const command = h.session.extensionRunner.getCommand("pbot")!;
+		expect(await command.getArgumentCompletions!("hi")).toEqual([expect.objectContaining({ value: "history " })]);
+		expect(await command.getArgumentCompletions!("x")).toBeNull();
+	});
+
+	it("stops following the session file on shutdown: no watcher is left", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("ok")]);
+		await h.session.prompt("hello");
+		expect(h.runtime.following).toBe(h.session.sessionFile);
+		await h.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+		expect(h.runtime.following).toBeUndefined();
+	});
+});
