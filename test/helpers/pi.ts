@@ -111,6 +111,7 @@ export function recordingUi(choose: (title: string, options: string[]) => string
 				return choose(title, options);
 			},
 			notify: (text: string, level: string) => void shown.push({ kind: `notify:${level}`, text }),
+			setStatus: (key: string, text: string | undefined) => void shown.push({ kind: `status:${key}`, text: text ?? "(cleared)" }),
 			custom: async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
 				customFactory = factory;
 				return undefined;

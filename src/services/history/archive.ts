@@ -19,6 +19,11 @@ export interface SummaryRecord extends SummaryPlan {
 	readonly promptVersion?: string;
 	readonly inputHash?: string;
 	readonly usage?: SummaryUsage;
+	/**
+	 * The text was made from inputs that have changed since (a covered Q&A got its answer, a child
+	 * summary was regenerated). It stays readable and searchable, and is queued to be made again.
+	 */
+	readonly stale?: boolean;
 	/** The last failed attempt, kept until a text is made. */
 	readonly failure?: { readonly error: string; readonly at: string; readonly attempts: number };
 }
@@ -74,7 +79,9 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			if (!archive) return;
 			const existing = archive.nodes[event.node.id];
 			// Assign only real changes: an unchanged archive keeps its identity and is not rewritten.
-			if (!existing || !deepEqual(plain(existing), event.node)) archive.nodes[event.node.id] = event.node as Draft<QaNode>;
+			if (existing && deepEqual(plain(existing), event.node)) return;
+			archive.nodes[event.node.id] = event.node as Draft<QaNode>;
+			if (existing) markParentsStale(archive, event.node.id);
 			return;
 		}
 		case "SummaryPlanned": {
@@ -96,8 +103,11 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			return;
 		}
 		case "SummaryReady": {
-			const summary = draft.sessions[event.sessionId]?.summaries[event.id];
-			if (!summary) return;
+			const archive = draft.sessions[event.sessionId];
+			const summary = archive?.summaries[event.id];
+			if (!archive || !summary) return;
+			if (summary.status === "ready" && summary.text !== event.text) markParentsStale(archive, event.id);
+			delete summary.stale;
 			summary.status = "ready";
 			summary.text = event.text;
 			summary.model = event.model;
@@ -106,6 +116,11 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			if (event.inputHash !== undefined) summary.inputHash = event.inputHash;
 			if (event.usage !== undefined) summary.usage = event.usage;
 			delete summary.failure;
+			return;
+		}
+		case "SummaryMarkedStale": {
+			const summary = draft.sessions[event.sessionId]?.summaries[event.id];
+			if (summary?.status === "ready" && summary.stale !== true) summary.stale = true;
 			return;
 		}
 		case "SummaryFailed": {
@@ -123,6 +138,13 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			if (lines.length < MAX_STORED_REJECTIONS) lines.push(event.rejection);
 			return;
 		}
+	}
+}
+
+/** Ready summaries over a node whose content changed are stale: readable, and due again. */
+function markParentsStale(archive: Draft<SessionArchive>, childId: string): void {
+	for (const summary of Object.values(archive.summaries)) {
+		if (summary.status === "ready" && summary.stale !== true && summary.childIds.includes(childId)) summary.stale = true;
 	}
 }
 
@@ -149,7 +171,7 @@ export function archiveEvents(archive: SessionArchive): HistoryEvent[] {
 	for (const node of Object.values(archive.nodes)) events.push({ type: "QaObserved", node });
 	const summaries = Object.values(archive.summaries).sort((a, b) => a.level - b.level);
 	for (const s of summaries) {
-		const { status, text, model, madeAt, promptVersion, inputHash, usage, failure, ...plan } = s;
+		const { status, text, model, madeAt, promptVersion, inputHash, usage, failure, stale, ...plan } = s;
 		events.push({ type: "SummaryPlanned", plan });
 		if (status === "ready" && text !== undefined) {
 			events.push({
@@ -163,6 +185,10 @@ export function archiveEvents(archive: SessionArchive): HistoryEvent[] {
 				...(inputHash !== undefined ? { inputHash } : {}),
 				...(usage !== undefined ? { usage } : {}),
 			});
+			if (stale) events.push({ type: "SummaryMarkedStale", sessionId, id: s.id });
+		}
+		if (failure) {
+			for (let attempt = 0; attempt < failure.attempts; attempt++) events.push({ type: "SummaryFailed", sessionId, id: s.id, error: failure.error, at: failure.at });
 		}
 	}
 	events.push({ type: "BranchesObserved", sessionId, branches: archive.branches });

@@ -40,6 +40,8 @@ function keyOf(event: HistoryEvent): string {
 			return `branches:${event.sessionId}`;
 		case "LineRejected":
 			return `rejected:${event.sessionId ?? ""}:${event.rejection.line}`;
+		case "SummaryMarkedStale":
+			return `stale:${event.id}`;
 		case "SummaryReady":
 		case "SummaryFailed":
 			return `${event.type}:${event.id}:${event.at}`;

@@ -66,6 +66,13 @@ export interface SummaryFailed {
 	readonly at: string;
 }
 
+/** A ready summary's inputs changed: it stays, flagged stale, and is queued to be made again. */
+export interface SummaryMarkedStale {
+	readonly type: "SummaryMarkedStale";
+	readonly sessionId: string;
+	readonly id: string;
+}
+
 /** A line of a session file could not be used. Bad input is an event, never a stream error. */
 export interface LineRejected {
 	readonly type: "LineRejected";
@@ -80,6 +87,7 @@ export type HistoryEvent =
 	| BranchesObserved
 	| SummaryReady
 	| SummaryFailed
+	| SummaryMarkedStale
 	| LineRejected;
 
 export type HistoryEventType = HistoryEvent["type"];

@@ -121,6 +121,11 @@ export class HistoryService {
 		return this.view;
 	}
 
+	/** The archives as they stand in memory (what the summary worker reads). */
+	archiveState(): ArchiveState {
+		return this.state;
+	}
+
 	/** The archive of a session as it stands in memory. */
 	getArchive(sessionId: string): SessionArchive | undefined {
 		return this.state.sessions[sessionId];

@@ -1,6 +1,7 @@
-import type { ExtensionAPI, ExtensionFactory } from "@mariozechner/pi-coding-agent";
+import type { AgentEndEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { registerHistoryCommand } from "./command.ts";
 import { sessionFactsOf } from "./piSession.ts";
+import type { ModelAuth } from "./piSummaryModel.ts";
 import { HistoryRuntime } from "./runtime.ts";
 import { registerHistoryTool } from "./tool.ts";
 
@@ -9,8 +10,11 @@ import { registerHistoryTool } from "./tool.ts";
  * keep the archive current. Translation only; the logic is in the history service.
  *
  * - `session_start`: follow the current session file live and ingest the workspace's sessions;
- * - `agent_end`: pick up what the interaction wrote;
- * - `session_shutdown`: stop the live tail (nothing is left running).
+ * - `agent_end`: pick up what the interaction wrote; if it ended normally, make due summaries once
+ *   Pi is idle, with the model current at that moment;
+ * - new input (`input`, `before_agent_start`, a user `message_start`), `session_before_switch`,
+ *   `session_before_fork`: cancel the summary in flight;
+ * - `session_shutdown`: cancel, and stop the live tail (nothing is left running).
  *
  * Tests pass their own runtime to watch it; Pi loads the default export.
  */
@@ -21,9 +25,27 @@ export function createPbotHistory(runtime: HistoryRuntime = new HistoryRuntime()
 		pi.on("session_start", async (_event, ctx) => {
 			runtime.start(sessionFactsOf(ctx));
 		});
-		pi.on("agent_end", async (_event, ctx) => {
-			void runtime.refresh(sessionFactsOf(ctx));
+		pi.on("agent_end", async (event, ctx) => {
+			const facts = sessionFactsOf(ctx);
+			void runtime.refresh(facts);
+			if (!endedNormally(event.messages)) return;
+			// Resolve everything from ctx now: after a session switch a captured ctx throws.
+			const model = ctx.model;
+			const auth = model ? await resolveAuth(ctx) : { error: "no model" };
+			const setStatus = ctx.hasUI ? (text: string | undefined) => ctx.ui.setStatus("pbot", text) : () => undefined;
+			runtime.scheduleSummaries(() => {
+				if (!isIdle(ctx)) return;
+				void runtime.summarize(facts, model, auth, setStatus);
+			});
 		});
+		const cancel = async () => runtime.cancelSummaries();
+		pi.on("input", cancel);
+		pi.on("before_agent_start", cancel);
+		pi.on("message_start", async (event) => {
+			if (event.message.role === "user") runtime.cancelSummaries();
+		});
+		pi.on("session_before_switch", cancel);
+		pi.on("session_before_fork", cancel);
 		pi.on("session_shutdown", async () => {
 			runtime.stop();
 		});
@@ -32,4 +54,32 @@ export function createPbotHistory(runtime: HistoryRuntime = new HistoryRuntime()
 
 export default function pbotHistory(pi: ExtensionAPI): void {
 	void createPbotHistory()(pi);
+}
+
+/** The run's last assistant message stopped normally (not aborted, errored or cut short). */
+function endedNormally(messages: AgentEndEvent["messages"]): boolean {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i] as AgentEndEvent["messages"][number];
+		if (m.role === "assistant") return m.stopReason === "stop";
+	}
+	return false;
+}
+
+async function resolveAuth(ctx: ExtensionContext): Promise<ModelAuth | { error: string }> {
+	try {
+		const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model!);
+		if (!auth.ok) return { error: auth.error };
+		return { ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}) };
+	} catch (err) {
+		return { error: (err as Error).message };
+	}
+}
+
+/** `ctx.isIdle()`, or false when the context went stale (the session switched meanwhile). */
+function isIdle(ctx: ExtensionContext): boolean {
+	try {
+		return ctx.isIdle();
+	} catch {
+		return false;
+	}
 }

@@ -1,4 +1,7 @@
+import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
+import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
+import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
 import { HistoryService } from "../../../services/history/historyService.ts";
 import { workspaceArchiveStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery } from "./discovery.ts";
@@ -21,6 +24,11 @@ export class HistoryRuntime {
 	private readonly problems: string[] = [];
 	/** The ingest running in the background, if any. */
 	private pending: Promise<void> = Promise.resolve();
+	/** The summary pass in flight: one at a time, cancelled by new input, a switch or shutdown. */
+	private summarizing: { readonly controller: AbortController; readonly done: Promise<SummaryPassReport | undefined> } | undefined;
+	private summaryTimer: NodeJS.Timeout | undefined;
+	/** The last "why nothing runs" said in the status line, so it is said once. */
+	private lastIdleReason: string | undefined;
 
 	/** The service for a session's workspace (made on first use, kept across session switches in it). */
 	serviceFor(facts: PiSessionFacts): HistoryService {
@@ -58,8 +66,72 @@ export class HistoryRuntime {
 		return this.pending;
 	}
 
+	/**
+	 * After an interaction ended normally and Pi is idle: make the due summaries of every
+	 * discovered session, one call at a time, with the model current in Pi. Does nothing when a pass
+	 * is already running. `setStatus` shows progress in Pi's footer (and is cleared at the end).
+	 */
+	summarize(facts: PiSessionFacts, model: Model<Api> | undefined, auth: ModelAuth | { readonly error: string }, setStatus: (text: string | undefined) => void): Promise<SummaryPassReport | undefined> {
+		if (this.summarizing) return this.summarizing.done;
+		const status = (text: string | undefined) => {
+			try {
+				setStatus(text);
+			} catch {
+				// a stale Pi context after a switch: the status no longer matters
+			}
+		};
+		const reason = !model ? "no model selected" : "error" in auth ? `no auth for ${model.provider}/${model.id}: ${auth.error}` : undefined;
+		if (reason !== undefined || !model || "error" in auth) {
+			if (reason !== this.lastIdleReason) status(`pbot: summaries paused (${reason})`);
+			this.lastIdleReason = reason;
+			return Promise.resolve(undefined);
+		}
+		if (this.lastIdleReason !== undefined) status(undefined);
+		this.lastIdleReason = undefined;
+		const service = this.serviceFor(facts);
+		const controller = new AbortController();
+		const done = (async () => {
+			try {
+				await this.pending; // originals first: the worker plans from what was ingested
+				return await runSummaryPass({ state: () => service.archiveState(), applyEvents: (events) => service.applyEvents(events) }, piSummaryModel(model, auth), controller.signal, {
+					onProgress: (made, total) => status(`pbot: summaries ${made}/${total}`),
+				});
+			} catch (err) {
+				this.problems.push(`summaries: ${(err as Error).message}`);
+				return undefined;
+			} finally {
+				status(undefined);
+				if (this.summarizing?.controller === controller) this.summarizing = undefined;
+			}
+		})();
+		this.summarizing = { controller, done };
+		return done;
+	}
+
+	/** Runs `start` once Pi is idle (a timer after `agent_end`); a cancel before then drops it. */
+	scheduleSummaries(start: () => void): void {
+		clearTimeout(this.summaryTimer);
+		this.summaryTimer = setTimeout(() => {
+			this.summaryTimer = undefined;
+			start();
+		}, 0);
+	}
+
+	/** New input, a session switch or fork, shutdown: abort the summary in flight (it stays pending). */
+	cancelSummaries(): void {
+		clearTimeout(this.summaryTimer);
+		this.summaryTimer = undefined;
+		this.summarizing?.controller.abort();
+	}
+
+	/** Resolves when the summary pass in flight (if any) has stopped. */
+	async summariesSettled(): Promise<void> {
+		await this.summarizing?.done;
+	}
+
 	/** `session_shutdown`: stop everything that runs in the background. */
 	stop(): void {
+		this.cancelSummaries();
 		this.tail?.unsubscribe();
 		this.tail = undefined;
 		this.tailedFile = undefined;

@@ -1,0 +1,144 @@
+import type { ArchiveState } from "../archive.ts";
+import type { HistoryEvent, SummaryUsage } from "../events.ts";
+import { MERGE_SEGMENTS_SYSTEM, PROMPT_VERSION, SUMMARIZE_QA_SYSTEM, SUMMARIZE_SUMMARIES_SYSTEM } from "./prompts.ts";
+import { dueCount, pendingWork, type WorkItem } from "./pendingWork.ts";
+import { segmentInput } from "./segmentInput.ts";
+import { inputHashOf, summaryInputUnits } from "./summaryInput.ts";
+import type { SummaryModel, SummaryReply } from "./summaryModel.ts";
+
+/** Where the worker reads state from and writes its results to (the history service). */
+export interface SummaryTarget {
+	state(): ArchiveState;
+	applyEvents(events: readonly HistoryEvent[]): Promise<void>;
+}
+
+export interface SummaryPassOptions {
+	/** Attempts per summary in one pass before it is left for the next pass. */
+	readonly maxAttemptsPerSummary?: number;
+	/** Called after every summary made or failed: made so far, and how many were due at the start. */
+	readonly onProgress?: (done: number, total: number) => void;
+	/** The clock for provenance (tests pin it). */
+	readonly now?: () => Date;
+}
+
+export interface SummaryPassReport {
+	readonly made: number;
+	readonly failed: number;
+	readonly calls: number;
+	/** True when the pass was cancelled; the summary in flight stays as it was. */
+	readonly aborted: boolean;
+	/** Due summaries left (waiting for children, failing, or not reached). */
+	readonly remaining: number;
+}
+
+/** Characters per token assumed when fitting input to a context window (low on purpose: CJK text is dense). */
+const CHARS_PER_TOKEN = 3;
+/** Tokens kept free for the system prompt and the framing of the user message. */
+const PROMPT_MARGIN_TOKENS = 600;
+
+/**
+ * One pass of the summary worker: makes every due summary it can, one model call at a time, lowest
+ * level first, oldest first. A summary over summaries is made after its children, in the same pass.
+ * An abort (new input, session switch, shutdown) stops the pass at once and stores nothing for the
+ * summary in flight. A failure is recorded on the summary, which stays pending; after
+ * `maxAttemptsPerSummary` failures in this pass it is left for the next one.
+ */
+export async function runSummaryPass(target: SummaryTarget, model: SummaryModel, signal: AbortSignal, options: SummaryPassOptions = {}): Promise<SummaryPassReport> {
+	const maxAttempts = options.maxAttemptsPerSummary ?? 2;
+	const now = options.now ?? (() => new Date());
+	const total = dueCount(target.state());
+	const attempts = new Map<string, number>();
+	const skip = new Set<string>();
+	let made = 0;
+	let failed = 0;
+	let calls = 0;
+	const countCall = () => void calls++;
+
+	while (!signal.aborted) {
+		const next = pendingWork(target.state(), skip)[0];
+		if (!next) break;
+		const result = await makeSummary(target.state(), next, model, signal, countCall);
+		if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, remaining: dueCount(target.state()) };
+		if (result.kind === "skip") {
+			skip.add(next.summary.id);
+			continue;
+		}
+		if (result.kind === "error") {
+			failed++;
+			const n = (attempts.get(next.summary.id) ?? 0) + 1;
+			attempts.set(next.summary.id, n);
+			if (n >= maxAttempts) skip.add(next.summary.id);
+			await target.applyEvents([{ type: "SummaryFailed", sessionId: next.sessionId, id: next.summary.id, error: result.error, at: now().toISOString() }]);
+		} else {
+			made++;
+			await target.applyEvents([
+				{
+					type: "SummaryReady",
+					sessionId: next.sessionId,
+					id: next.summary.id,
+					text: result.text,
+					model: model.id,
+					at: now().toISOString(),
+					promptVersion: PROMPT_VERSION,
+					inputHash: result.inputHash,
+					...(result.usage ? { usage: result.usage } : {}),
+				},
+			]);
+		}
+		options.onProgress?.(made, total);
+	}
+	return { made, failed, calls, aborted: signal.aborted, remaining: dueCount(target.state()) };
+}
+
+type MakeResult =
+	| { kind: "ok"; text: string; inputHash: string; usage?: SummaryUsage }
+	| { kind: "aborted" }
+	| { kind: "error"; error: string }
+	| { kind: "skip" };
+
+/** Makes one summary: prepare its input (pure), then call the model once, or per segment and once more to merge. */
+async function makeSummary(state: ArchiveState, item: WorkItem, model: SummaryModel, signal: AbortSignal, countCall: () => void): Promise<MakeResult> {
+	const archive = state.sessions[item.sessionId];
+	const units = archive ? summaryInputUnits(archive, item.summary) : undefined;
+	if (!units) return { kind: "skip" };
+	const inputHash = inputHashOf(units);
+	const system = item.summary.level === 1 ? SUMMARIZE_QA_SYSTEM : SUMMARIZE_SUMMARIES_SYSTEM;
+	const budgetTokens = model.contextWindow - model.maxOutputTokens - PROMPT_MARGIN_TOKENS;
+	const maxChars = Math.max(200, budgetTokens * CHARS_PER_TOKEN);
+	const segments = segmentInput(units, maxChars);
+	const usage = { input: 0, output: 0, totalTokens: 0 };
+	const call = async (sys: string, user: string): Promise<SummaryReply> => {
+		countCall();
+		const reply = await model.complete({ system: sys, user }, signal);
+		if (reply.kind === "ok" && reply.usage) {
+			usage.input += reply.usage.input;
+			usage.output += reply.usage.output;
+			usage.totalTokens += reply.usage.totalTokens;
+		}
+		return reply;
+	};
+	if (segments.length <= 1) {
+		const reply = await call(system, segments[0] ?? "");
+		return reply.kind === "ok" ? { kind: "ok", text: reply.text.trim(), inputHash, usage } : reply;
+	}
+	const partials: string[] = [];
+	for (const [i, segment] of segments.entries()) {
+		const reply = await call(system, `Segment ${i + 1} of ${segments.length}:\n\n${segment}`);
+		if (reply.kind !== "ok") return reply;
+		partials.push(reply.text.trim());
+	}
+	// The merge input is short (a few summaries), but merge in rounds should it not fit.
+	let round = partials;
+	while (round.length > 1) {
+		const groups = segmentInput(round.map((text, i) => ({ id: String(i), text })), maxChars);
+		const merged: string[] = [];
+		for (const group of groups) {
+			const reply = await call(MERGE_SEGMENTS_SYSTEM, group);
+			if (reply.kind !== "ok") return reply;
+			merged.push(reply.text.trim());
+		}
+		if (merged.length >= round.length) return { kind: "error", error: "segment summaries do not fit the model's context window" };
+		round = merged;
+	}
+	return { kind: "ok", text: round[0] ?? "", inputHash, usage };
+}
