@@ -120,3 +120,19 @@ describe("CLI sessions | search | read", () => {
 		expect(JSON.parse(json.stdout)).toMatchObject({ kind: "hits", total: 0, groups: [] });
 	});
 });
+
+describe("pbot-history demo", () => {
+	it("ingests the bundled sessions, then lists, searches, reads a hit, its parent and one of the parent's children", async () => {
+		const workspace = await mkdtemp(join(tmpdir(), "pbot-demo-test-"));
+		const run = await cli(["demo", "--keep", workspace, "--query", "owner"]);
+		expect(run.code).toBe(0);
+		const steps = run.stdout.split("\n").filter((l) => l.startsWith("$ pbot-history "));
+		expect(steps.map((l) => l.split(" ")[2])).toEqual(["sessions", "search", "read", "read", "read"]);
+		expect(run.stdout).toContain('Hits for "owner"');
+		expect(run.stdout).toMatch(/^Children 1–\d+ of \d+:/m);
+		// Each step's id is one the step before printed.
+		const ids = steps.slice(2).map((l) => l.split(" ")[3] as string);
+		const before = (id: string) => run.stdout.slice(0, run.stdout.indexOf(`$ pbot-history read ${id}`));
+		for (const id of ids) expect(before(id)).toContain(id);
+	});
+});

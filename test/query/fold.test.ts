@@ -25,7 +25,7 @@ describe("case folding", () => {
 		const folded = foldText(text);
 		expect(folded.folded).toBe("i̇stanbul i̇zmir trip");
 		expect(folded.folded.length).toBe(text.length + 2);
-		expect(folded.map).toBeDefined();
+		expect(Array.from(folded.expansions ?? [])).toEqual([0, 2, 0, 1, 10, 12, 9, 10]);
 		// Offsets after the expansions still map to the original characters.
 		expect(find(text, "trip")).toBe("TRIP");
 		expect(find(text, "İzmir")).toBe("İzmir");
@@ -105,6 +105,28 @@ describe("sliceUtf16", () => {
 				offset = s.end;
 			}
 			expect(out).toBe(long);
+		}
+	});
+});
+
+describe("offset map on long texts", () => {
+	it("maps back correctly across blocks and many expansions, surrogates included", () => {
+		const unit = "İx😀ab ÄÖ İİ 𐐀 ";
+		const text = unit.repeat(200);
+		const folded = foldText(text);
+		expect(folded.folded).toBe(text.toLowerCase().replace(/ς/g, "σ"));
+		// Every occurrence of every piece maps back to the same original piece.
+		for (const [query, original] of [["i̇x😀", "İx😀"], ["äö i̇i̇ 𐐨", "ÄÖ İİ 𐐀"], ["ab", "ab"]] as const) {
+			let from = 0;
+			let count = 0;
+			for (let at = folded.folded.indexOf(query); at >= 0; at = folded.folded.indexOf(query, at + 1)) {
+				const r = originalRange(text, folded, at, query.length);
+				expect(text.slice(r.start, r.end)).toBe(original);
+				expect(r.start).toBeGreaterThanOrEqual(from);
+				from = r.end;
+				count++;
+			}
+			expect(count).toBe(200);
 		}
 	});
 });

@@ -18,9 +18,11 @@ import type { NodeRef, ReadParams, ReadResult } from "./types.ts";
  * Runs on the in-memory view only.
  */
 export function readNode(view: QueryView, params: ReadParams): ReadResult {
-	const id = parseNodeId(view, params?.id);
-	const page = parsePage(params.offset, params.limit, { defaultLimit: READ_DEFAULT_LIMIT, maxLimit: READ_MAX_LIMIT });
-	const childrenOffset = parseNonNegativeInteger("childrenOffset", params.childrenOffset) ?? 0;
+	// A model may call without arguments: that is a missing id, not a crash.
+	const p: Partial<ReadParams> = params ?? {};
+	const id = parseNodeId(view, p.id);
+	const page = parsePage(p.offset, p.limit, { defaultLimit: READ_DEFAULT_LIMIT, maxLimit: READ_MAX_LIMIT });
+	const childrenOffset = parseNonNegativeInteger("childrenOffset", p.childrenOffset) ?? 0;
 	const node = view.nodes.get(id) as ViewNode;
 	const archive = view.state.sessions[node.sessionId] as SessionArchive;
 	const info = sessionInfo(archive);

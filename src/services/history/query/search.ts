@@ -49,7 +49,7 @@ export function searchHistory(view: QueryView, params: SearchParams = {}, index:
 
 	const needle = foldQuery(query);
 	const found = findMatches(view, needle, sessionId, window, index);
-	found.sort((a, b) => a.level - b.level || b.endMs - a.endMs || compareIds(docId(a.doc), docId(b.doc)));
+	found.sort((a, b) => a.level - b.level || b.endMs - a.endMs || compareIds(a.doc.id, b.doc.id));
 
 	const { items, info } = pageOf(found, page);
 	const groups: HitGroup[] = [];
@@ -79,12 +79,8 @@ function findMatches(view: QueryView, needle: string, sessionId: string | undefi
 		// A pending summary has no text: nothing in it can match.
 		for (const summary of Object.values(archive.summaries)) if (summary.status === "ready") consider(summary, archive, summary.level);
 	}
-	const hitIds = new Set(found.filter((f) => f.level === 0).map((f) => docId(f.doc)));
+	const hitIds = new Set(found.filter((f) => f.level === 0).map((f) => f.doc.id));
 	return found.filter((f) => !(isQa(f.doc) && isForkDuplicate(view, f.doc, hitIds)));
-}
-
-function docId(doc: SearchDocument): string {
-	return doc.id;
 }
 
 function toHit(view: QueryView, f: Found, needle: string, index: SearchIndex): SearchHit {

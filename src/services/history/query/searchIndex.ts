@@ -55,7 +55,7 @@ export function scanSearchIndex(): SearchIndex {
 		if (!entry) {
 			const text = searchableText(doc);
 			const folded = foldText(text);
-			entry = folded.folded === text && !folded.map ? { folded: text } : folded;
+			entry = folded.folded === text && !folded.expansions ? { folded: text } : folded;
 			cache.set(doc, entry);
 		}
 		return entry;
