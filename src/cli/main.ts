@@ -6,7 +6,9 @@ import { Command, CommanderError } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import { isQueryError } from "../services/history/query/index.ts";
 import { historyDir } from "../storage/history-files/index.ts";
+import { demoTour } from "./demoTour.ts";
 import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
+import { SummarizeSetupError, summarizeWorkspace } from "./summarizeCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
 import { addWorkspaceOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
@@ -19,20 +21,37 @@ export interface CliIo {
 	readonly color?: boolean;
 }
 
+let pipeGuarded = false;
+/** `pbot-history search x | head`: when the reader goes away, stop quietly instead of crashing on EPIPE. */
+function guardClosedPipe(): void {
+	if (pipeGuarded) return;
+	pipeGuarded = true;
+	process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+		if (err.code === "EPIPE") process.exit(0);
+		throw err;
+	});
+}
+
 const defaultIo: CliIo = {
-	stdout: (t) => process.stdout.write(t.endsWith("\n") ? t : `${t}\n`),
+	stdout: (t) => {
+		guardClosedPipe();
+		process.stdout.write(t.endsWith("\n") ? t : `${t}\n`);
+	},
 	stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
 	cwd: process.cwd(),
 	// https://no-color.org: a set NO_COLOR turns highlighting off even in a terminal.
 	color: process.stdout.isTTY === true && !process.env.NO_COLOR,
 };
 
+/** Ctrl+C stopped the command after it cleaned up: exit code 130, as shells expect. */
+class Interrupted extends Error {}
+
 /** A mistake in how the command was called: exit code 2. */
 export class UsageError extends Error {
 	override readonly name = "UsageError";
 }
 
-/** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures). */
+/** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures, 130 interrupted). */
 export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
 	const program = buildProgram(io);
 	try {
@@ -43,7 +62,8 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 			if (err.exitCode === 0) return 0; // --help, --version
 			return 2; // commander already printed its message
 		}
-		if (err instanceof UsageError) {
+		if (err instanceof Interrupted) return 130;
+		if (err instanceof UsageError || err instanceof SummarizeSetupError) {
 			io.stderr(`pbot-history: ${err.message}`);
 			return 2;
 		}
@@ -76,11 +96,39 @@ function buildProgram(io: CliIo): Command {
 
 	addQueryCommands(program, { stdout: io.stdout, cwd: io.cwd, color: io.color ?? false });
 
+	addWorkspaceOptions(program.command("summarize"), io.cwd)
+		.description("make the pending summaries now, with a model and key from Pi's settings (Ctrl+C stops cleanly)")
+		.option("-m, --model <provider/id>", "the model to use (default: Pi's default model)")
+		.option("--json", "print the report as JSON")
+		.action(async (opts: WorkspaceOptions & { model?: string; json?: boolean }) => {
+			const controller = new AbortController();
+			const onSigint = () => controller.abort();
+			process.once("SIGINT", onSigint);
+			try {
+				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd), {
+					workspace: workspaceOf(opts, io.cwd),
+					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
+					...(opts.model ? { model: opts.model } : {}),
+					signal: controller.signal,
+					onProgress: (done, total) => io.stderr(`pbot: summaries ${done}/${total}`),
+				});
+				if (opts.json) io.stdout(JSON.stringify(report, null, 2));
+				else {
+					const head = report.aborted ? "Stopped: the summary in flight stays pending." : "Done.";
+					io.stdout(`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).`);
+				}
+				if (report.aborted) throw new Interrupted();
+			} finally {
+				process.off("SIGINT", onSigint);
+			}
+		});
+
 	program
 		.command("demo")
-		.description("ingest the bundled sample sessions into a temporary workspace and show the result")
+		.description("ingest the bundled sample sessions into a temporary workspace, then list, search and read them")
 		.option("--keep <dir>", "use this folder as the workspace instead of a temporary one")
-		.action(async (opts: { keep?: string }) => {
+		.option("--query <text>", "the word the demo searches for", "owner")
+		.action(async (opts: { keep?: string; query: string }) => {
 			const workspace = opts.keep ? resolve(io.cwd, opts.keep) : await mkdtemp(join(tmpdir(), "pbot-demo-"));
 			const sessions = join(workspace, "pi-sessions");
 			const samples = bundledSessionsDir();
@@ -90,6 +138,7 @@ function buildProgram(io: CliIo): Command {
 			const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
 			const report = await service.ingest();
 			io.stdout(formatIngestReport(report, historyDir(workspace)));
+			await demoTour(service, { workspace, query: opts.query, color: io.color ?? false, stdout: io.stdout });
 		});
 
 	return program;
