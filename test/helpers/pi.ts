@@ -100,24 +100,46 @@ export async function startPi(options: PiHarnessOptions = {}): Promise<PiHarness
 	};
 }
 
-/** A UI context that records what pbot shows and answers `select` with a chooser. */
-export function recordingUi(choose: (title: string, options: string[]) => string | undefined = () => undefined) {
+type CustomFactory = Parameters<ExtensionUIContext["custom"]>[0];
+
+/**
+ * A UI context that records what pbot shows and answers `select` with a chooser. `custom()` works
+ * as in the TUI (it resolves when the component calls `done`: the test drives it with
+ * `openCustom`), or as in RPC mode (`rpc: true`: it resolves at once with undefined).
+ */
+export function recordingUi(choose: (title: string, options: string[]) => string | undefined = () => undefined, mode: { rpc?: boolean } = {}) {
 	const shown: { kind: string; text: string }[] = [];
-	let customFactory: Parameters<ExtensionUIContext["custom"]>[0] | undefined;
+	let pending: { factory: CustomFactory; resolve: (value: unknown) => void } | undefined;
 	const ui = new Proxy(
 		{
 			select: async (title: string, options: string[]) => {
 				shown.push({ kind: "select", text: [title, ...options].join("\n") });
 				return choose(title, options);
 			},
+			editor: async (title: string, text: string) => {
+				shown.push({ kind: "editor", text: `${title}\n${text}` });
+				return `${text}\nTYPED BY THE PERSON`;
+			},
 			notify: (text: string, level: string) => void shown.push({ kind: `notify:${level}`, text }),
 			setStatus: (key: string, text: string | undefined) => void shown.push({ kind: `status:${key}`, text: text ?? "(cleared)" }),
-			custom: async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
-				customFactory = factory;
-				return undefined;
+			custom: (factory: CustomFactory) => {
+				if (mode.rpc) return Promise.resolve(undefined);
+				return new Promise((resolve) => (pending = { factory, resolve }));
 			},
 		} as Record<string, unknown>,
 		{ get: (target, key) => (key in target ? target[key as string] : () => undefined) },
 	) as unknown as ExtensionUIContext;
-	return { ui, shown, lastCustom: () => customFactory };
+	return {
+		ui,
+		shown,
+		/** Whether a `custom()` component is waiting to be opened. */
+		hasCustom: () => pending !== undefined,
+		/** Builds the waiting component with a stub TUI; its `done` resolves the `custom()` call. */
+		openCustom: async (rows = 30) => {
+			const { factory, resolve } = pending!;
+			pending = undefined;
+			const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t, inverse: (t: string) => `>${t}<` };
+			return factory({ terminal: { rows, columns: 100 }, requestRender() {} } as never, theme as never, {} as never, resolve as never);
+		},
+	};
 }

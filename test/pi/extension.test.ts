@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
@@ -25,7 +25,6 @@ async function archiveText(workspace: string): Promise<string> {
 	return texts.join("\n");
 }
 
-const stubTheme = { fg: (_c: string, t: string) => t, bold: (t: string) => t, inverse: (t: string) => `>${t}<` };
 
 describe("pbot inside Pi (headless SDK, faux model)", () => {
 	it("ingests the workspace's existing sessions when a session starts", async () => {
@@ -98,16 +97,12 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		const h = await pi({ uiContext: recorder.ui });
 		h.faux.setResponses([fauxAssistantMessage("Rotate the keys every 90 days.")]);
 		await h.session.prompt("How often do we rotate keys?");
-		await h.session.prompt("/pbot history");
+		const command = h.session.prompt("/pbot history");
+		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
 		const select = recorder.shown.find((s) => s.kind === "select");
 		expect(select?.text).toMatch(/session\(s\), newest first/);
 		expect(select?.text).toContain("How often do we rotate keys?");
-		const factory = recorder.lastCustom();
-		expect(factory).toBeDefined();
-		let closed = false;
-		const component = (await factory!({ terminal: { rows: 30, columns: 100 }, requestRender() {} } as never, stubTheme as never, {} as never, () => {
-			closed = true;
-		})) as HistoryViewer;
+		const component = (await recorder.openCustom()) as HistoryViewer;
 		expect(component.current.kind).toBe("session");
 		component.handleInput("\r"); // open the first child (a Q&A)
 		await waitFor(() => component.depth === 2, "the child to open");
@@ -115,7 +110,42 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		component.handleInput("\x7f"); // Backspace
 		expect(component.depth).toBe(1);
 		component.handleInput("q");
-		expect(closed).toBe(true);
+		await command; // the command ends when the viewer closes
+		expect(recorder.shown.some((s) => s.kind === "editor")).toBe(false);
+	});
+
+	it("falls back to dialogs where custom components are not available (RPC), discarding what is typed", async () => {
+		let selects = 0;
+		const recorder = recordingUi((_title, options) => (selects++ === 0 ? options[0] : selects === 2 ? options[0] : "close"), { rpc: true });
+		const h = await pi({ uiContext: recorder.ui });
+		h.faux.setResponses([fauxAssistantMessage("Ship on Thursdays.")]);
+		await h.session.prompt("When do we ship?");
+		const before = await archiveText(h.workspace);
+		await h.session.prompt("/pbot history");
+		const editors = recorder.shown.filter((s) => s.kind === "editor").map((s) => s.text);
+		expect(editors).toHaveLength(2);
+		expect(editors[0]).toContain("When do we ship?"); // the session's directory
+		expect(editors[1]).toContain("Ship on Thursdays."); // its child, opened from the second select
+		expect(await archiveText(h.workspace)).toBe(before);
+		expect(before).not.toContain("TYPED BY THE PERSON");
+	});
+
+	it("prints results as text when there is no UI (print mode)", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("The release branch is cut on Mondays.")]);
+		await h.session.prompt("When is the release branch cut?");
+		const printed: string[] = [];
+		const spy = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void printed.push(args.join(" ")));
+		try {
+			await h.session.prompt("/pbot history");
+			await h.session.prompt("/pbot history MONDAYS");
+			await h.session.prompt("/pbot nonsense");
+		} finally {
+			spy.mockRestore();
+		}
+		expect(printed[0]).toMatch(/Sessions 1–1 of 1/);
+		expect(printed[1]).toMatch(/1 hit\(s\) for "MONDAYS"/);
+		expect(printed[2]).toBe("Usage: /pbot history [keyword]");
 	});
 
 	it("/pbot history <keyword> shows hits grouped by level", async () => {
