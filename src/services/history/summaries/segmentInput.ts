@@ -8,37 +8,26 @@ import type { InputUnit } from "./summaryInput.ts";
  */
 export function segmentInput(units: readonly InputUnit[], maxChars: number): string[] {
 	const limit = Math.max(200, maxChars);
-	const pieces: string[] = [];
-	for (const unit of units) {
-		if (unit.text.length <= limit) pieces.push(unit.text);
-		else pieces.push(...splitLong(unit.text, limit));
-	}
-	const segments: string[] = [];
-	let current = "";
-	for (const piece of pieces) {
-		const joined = current === "" ? piece : `${current}\n\n---\n\n${piece}`;
-		if (joined.length <= limit) current = joined;
-		else {
-			if (current !== "") segments.push(current);
-			current = piece;
-		}
-	}
-	if (current !== "") segments.push(current);
-	return segments;
+	const pieces = units.flatMap((unit) => (unit.text.length <= limit ? [unit.text] : splitLong(unit.text, limit)));
+	return pack(pieces, limit, "\n\n---\n\n");
 }
 
+/** A text longer than a segment, cut between paragraphs (and a paragraph too long, anywhere). */
 function splitLong(text: string, limit: number): string[] {
+	const parts = text.split(/\n\n+/).flatMap((paragraph) => (paragraph.length <= limit ? [paragraph] : hardSplit(paragraph, limit)));
+	return pack(parts, limit, "\n\n");
+}
+
+/** Joins consecutive pieces while the result stays within `limit`. */
+function pack(pieces: readonly string[], limit: number, separator: string): string[] {
 	const out: string[] = [];
 	let current = "";
-	for (const paragraph of text.split(/\n\n+/)) {
-		const parts = paragraph.length <= limit ? [paragraph] : hardSplit(paragraph, limit);
-		for (const part of parts) {
-			const joined = current === "" ? part : `${current}\n\n${part}`;
-			if (joined.length <= limit) current = joined;
-			else {
-				if (current !== "") out.push(current);
-				current = part;
-			}
+	for (const piece of pieces) {
+		const joined = current === "" ? piece : `${current}${separator}${piece}`;
+		if (joined.length <= limit) current = joined;
+		else {
+			if (current !== "") out.push(current);
+			current = piece;
 		}
 	}
 	if (current !== "") out.push(current);
