@@ -9,8 +9,9 @@ import { historyDir } from "../storage/history-files/index.ts";
 import { demoTour } from "./demoTour.ts";
 import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
 import { SummarizeSetupError, summarizeWorkspace } from "./summarizeCommand.ts";
+import { watchWorkspace } from "./watchCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
-import { addWorkspaceOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { addWorkspaceOptions, discoveryFromOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -19,6 +20,8 @@ export interface CliIo {
 	readonly cwd: string;
 	/** Highlight matches with ANSI codes (default: off; the process's io turns it on for a terminal). */
 	readonly color?: boolean;
+	/** Stops long-running commands (`watch`); the process's io uses Ctrl+C. */
+	readonly signal?: AbortSignal;
 }
 
 let pipeGuarded = false;
@@ -118,6 +121,27 @@ function buildProgram(io: CliIo): Command {
 					io.stdout(`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).`);
 				}
 				if (report.aborted) throw new Interrupted();
+			} finally {
+				process.off("SIGINT", onSigint);
+			}
+		});
+
+	addWorkspaceOptions(program.command("watch"), io.cwd)
+		.description("keep the archives current while Pi runs, showing each new Q&A (Ctrl+C stops)")
+		.option("--json", "print every history event as NDJSON instead (the initial replay included)")
+		.action(async (opts: WorkspaceOptions & { json?: boolean }) => {
+			const controller = new AbortController();
+			const onSigint = () => controller.abort();
+			process.once("SIGINT", onSigint);
+			try {
+				await watchWorkspace({
+					service: openFromOptions(opts, io.cwd),
+					...discoveryFromOptions(opts, io.cwd),
+					json: opts.json ?? false,
+					stdout: io.stdout,
+					stderr: io.stderr,
+					signal: io.signal ?? controller.signal,
+				});
 			} finally {
 				process.off("SIGINT", onSigint);
 			}

@@ -1,4 +1,6 @@
 import { resolve } from "node:path";
+import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import type { Command } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/historyService.ts";
@@ -30,4 +32,18 @@ export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistorySer
 		...(opts.sessions ? { sessionDirs: opts.sessions.map((d) => resolve(cwd, d)) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),
 	});
+}
+
+/**
+ * The session discovery the options describe, and the folders where new session files appear:
+ * the named folders, or else Pi's own folder for the workspace (the same rule as `openFromOptions`).
+ */
+export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { discovery: DiscoveryOptions; folders: string[] } {
+	const workspace = workspaceOf(opts, cwd);
+	if (opts.sessions && opts.sessions.length > 0) {
+		const folders = opts.sessions.map((d) => resolve(cwd, d));
+		return { discovery: { workspace, sessionDirs: folders }, folders };
+	}
+	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : getAgentDir();
+	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
 }

@@ -1,0 +1,92 @@
+import { watch, type FSWatcher } from "chokidar";
+import ndjson from "ndjson";
+import type { Subscription } from "rxjs";
+import { fileDiscovery, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
+import { tailSessionFile } from "../integrations/pi/history/tailSessionFile.ts";
+import type { HistoryEvent } from "../services/history/events.ts";
+import type { HistoryService } from "../services/history/historyService.ts";
+import type { QaNode } from "../services/history/types.ts";
+
+export interface WatchOptions {
+	readonly service: HistoryService;
+	readonly discovery: DiscoveryOptions;
+	/** Folders to watch for new session files. */
+	readonly folders: readonly string[];
+	readonly json: boolean;
+	readonly stdout: (text: string) => void;
+	readonly stderr: (text: string) => void;
+	readonly signal: AbortSignal;
+}
+
+/**
+ * `pbot-history watch`: keeps the workspace's archives current while Pi runs elsewhere, and shows
+ * each Q&A as it is written. Every session file of the workspace is followed with the same live
+ * tail Pi uses; new session files are picked up as they appear. With `--json`, the history events
+ * themselves go out as NDJSON (one event per line, through the `ndjson` package's stringifier),
+ * for other tools to consume. Runs until the signal aborts (Ctrl+C).
+ */
+export async function watchWorkspace(options: WatchOptions): Promise<void> {
+	const { service, stdout, stderr, signal } = options;
+	const report = await service.ingest();
+	for (const warning of report.warnings) stderr(`warning: ${warning}`);
+	if (!options.json) stdout(`Watching ${report.sessions.length} session(s); new Q&A appear below. Ctrl+C stops.`);
+
+	const out = options.json ? ndjson.stringify() : undefined;
+	out?.on("data", (line: string | Buffer) => stdout(String(line).replace(/\n$/, "")));
+
+	const tails = new Map<string, Subscription>();
+	// What is archived already is not news: following a file replays it first.
+	const shown = new Map<string, string>();
+	for (const archive of Object.values(service.archiveState().sessions)) for (const qa of Object.values(archive.nodes)) shown.set(qa.id, qaLine(qa));
+	const follow = async () => {
+		const { sources } = await fileDiscovery(options.discovery).discover();
+		for (const source of sources) {
+			if (tails.has(source.key) || signal.aborted) continue;
+			tails.set(
+				source.key,
+				tailSessionFile(source.key, {
+					...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}),
+					onError: (err) => stderr(`warning: ${source.key}: ${err.message}`),
+				}).subscribe((events) => {
+					void service.applyEvents(events).catch((err: Error) => stderr(`warning: ${err.message}`));
+					for (const event of events) {
+						if (out) out.write(event);
+						else showQa(event, shown, stdout);
+					}
+				}),
+			);
+		}
+	};
+	await follow();
+	const watcher: FSWatcher = watch([...options.folders], { ignoreInitial: true, depth: 0 });
+	watcher.on("add", (path) => {
+		if (path.endsWith(".jsonl")) void follow();
+	});
+	await new Promise<void>((resolve) => {
+		if (signal.aborted) resolve();
+		else signal.addEventListener("abort", () => resolve(), { once: true });
+	});
+	await watcher.close();
+	for (const tail of tails.values()) tail.unsubscribe();
+	out?.end();
+}
+
+/** One line per Q&A when it first appears, and again when it changes (an open one got its answer). */
+function showQa(event: HistoryEvent, shown: Map<string, string>, stdout: (text: string) => void): void {
+	if (event.type !== "QaObserved") return;
+	const line = qaLine(event.node);
+	if (shown.get(event.node.id) === line) return;
+	shown.set(event.node.id, line);
+	stdout(line);
+}
+
+function qaLine(qa: QaNode): string {
+	const question = qa.parts.find((p) => p.kind === "input")?.text ?? "";
+	const answer = [...qa.parts].reverse().find((p) => p.kind === "reply")?.text ?? "";
+	const cut = (t: string, n: number) => {
+		const one = t.replace(/\s+/g, " ").trim();
+		return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+	};
+	const status = qa.completed ? "" : " (open)";
+	return `${qa.endedAt.slice(0, 16).replace("T", " ")}  ${qa.id}${status}  Q: ${cut(question, 60)}${answer ? `  →  A: ${cut(answer, 60)}` : ""}`;
+}

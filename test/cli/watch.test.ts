@@ -1,0 +1,57 @@
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/main.ts";
+import { fixturePath } from "../helpers/fixtures.ts";
+import { waitFor } from "../helpers/waitFor.ts";
+import { fixtureWorkspace } from "../helpers/workspace.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function startWatch(args: string[]) {
+	const ws = await fixtureWorkspace();
+	cleanups.push(ws.cleanup);
+	const out: string[] = [];
+	const err: string[] = [];
+	const controller = new AbortController();
+	const done = runCli(["watch", "-w", ws.workspace, "-s", ws.sessions, ...args], {
+		stdout: (t) => void out.push(t),
+		stderr: (t) => void err.push(t),
+		cwd: ws.workspace,
+		signal: controller.signal,
+	});
+	cleanups.push(async () => {
+		controller.abort();
+		await done;
+	});
+	return { ws, out, err, stop: async () => (controller.abort(), done) };
+}
+
+describe("pbot-history watch", () => {
+	it("shows only new Q&A, as a session file grows, and stops on its signal", async () => {
+		const { ws, out, stop } = await startWatch([]);
+		await waitFor(() => out.some((l) => l.startsWith("Watching 17 session(s)")), "the watch to start");
+		// A new session appears and grows, line by line, like Pi writes it.
+		const text = await readFile(fixturePath("steer-followup-abort"), "utf8");
+		const lines = text.split("\n");
+		lines[0] = lines[0]!.replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000001"');
+		const file = join(ws.sessions, "2026-04-01T00-00-00-000Z_0190dddd-0000-7000-8000-000000000001.jsonl");
+		await writeFile(file, `${lines.slice(0, 6).join("\n")}\n`);
+		await waitFor(() => out.some((l) => l.includes("Build the project")), "the first new Q&A (open)");
+		expect(out.filter((l) => l.startsWith("20")).every((l) => !l.includes("topic-0"))).toBe(true); // nothing old was replayed
+		await appendFile(file, `${lines.slice(6).join("\n")}`);
+		await waitFor(() => out.some((l) => l.includes("Sorry, too long") || l.includes("Short version")), "the last Q&A");
+		expect(await stop()).toBe(0);
+	});
+
+	it("prints history events as NDJSON with --json", async () => {
+		const { out, stop } = await startWatch(["--json"]);
+		await waitFor(() => out.filter((l) => l.includes('"type":"BranchesObserved"')).length >= 17, "the replay of every session");
+		for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
+		expect(out.some((l) => JSON.parse(l).type === "QaObserved")).toBe(true);
+		expect(await stop()).toBe(0);
+	});
+});
