@@ -120,13 +120,16 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		const h = await pi({ uiContext: recorder.ui });
 		h.faux.setResponses([fauxAssistantMessage("Ship on Thursdays.")]);
 		await h.session.prompt("When do we ship?");
+		await h.runtime.settled();
 		const before = await archiveText(h.workspace);
 		await h.session.prompt("/pbot history");
 		const editors = recorder.shown.filter((s) => s.kind === "editor").map((s) => s.text);
 		expect(editors).toHaveLength(2);
 		expect(editors[0]).toContain("When do we ship?"); // the session's directory
 		expect(editors[1]).toContain("Ship on Thursdays."); // its child, opened from the second select
+		await h.runtime.settled();
 		expect(await archiveText(h.workspace)).toBe(before);
+		expect(before).toContain("Ship on Thursdays.");
 		expect(before).not.toContain("TYPED BY THE PERSON");
 	});
 
