@@ -1,25 +1,36 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive } from "../../services/history/archive.ts";
+import { type SessionArchive } from "../../services/history/archive.ts";
+import { deepEqual } from "../../services/history/deepEqual.ts";
 import { isValidId } from "../../services/history/ids.ts";
+import { mergeArchives } from "../../services/history/mergeArchives.ts";
+import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
+import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { isTemporaryFile, writeJsonAtomic } from "./writeJsonAtomic.ts";
+
+export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
 /** The only folder pbot writes to, relative to the workspace. */
 export const PBOT_DIR = join(".pi", "pbot");
 export const HISTORY_DIR = join(PBOT_DIR, "history");
 
-/** Raised for an archive that cannot be used; the file itself is left as it is. */
-export class ArchiveError extends Error {
-	override readonly name = "ArchiveError";
-}
+/** Longest id accepted as a file name stem (see `isValidId`). */
+const SHOWN_ID_CHARS = 80;
 
 export function historyDir(workspace: string): string {
 	return join(resolve(workspace), HISTORY_DIR);
 }
 
-/** The archive file of a session. The id is checked first: it becomes a file name. */
+/**
+ * The archive file of a session. The id is checked before any name is built from it: only
+ * `[A-Za-z0-9_-]{1,128}` (not `-` or `_` alone), so no `..`, separator, NUL or empty name can
+ * reach the file system.
+ */
 export function archivePath(workspace: string, sessionId: string): string {
-	if (!isValidId(sessionId)) throw new ArchiveError(`invalid session id ${JSON.stringify(sessionId.slice(0, 80))}: ids are 1–128 of A–Z a–z 0–9 _ -`);
+	if (typeof sessionId !== "string" || !isValidId(sessionId)) {
+		const shown = typeof sessionId === "string" ? JSON.stringify(sessionId.slice(0, SHOWN_ID_CHARS)) : String(sessionId);
+		throw new ArchiveError(`invalid session id ${shown}: ids are 1–128 of A–Z a–z 0–9 _ -`, "id");
+	}
 	return join(historyDir(workspace), `${sessionId}.json`);
 }
 
@@ -41,48 +52,167 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 
 /** Reads an archive; `undefined` when there is none. A damaged one is an `ArchiveError`. */
 export async function readArchive(workspace: string, sessionId: string): Promise<SessionArchive | undefined> {
+	return (await readArchiveFile(archivePath(workspace, sessionId), sessionId))?.archive;
+}
+
+/** Reads and upcasts an archive file, saying which legacy fields it had. */
+async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
 	let text: string;
 	try {
-		text = await readFile(archivePath(workspace, sessionId), "utf8");
+		text = await readFile(file, "utf8");
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
 		throw err;
 	}
-	return parseArchive(text, sessionId);
+	return parseArchiveText(text, sessionId);
 }
 
 /** Parses and upcasts an archive's JSON text. */
 export function parseArchive(text: string, expectedId?: string): SessionArchive {
+	return parseArchiveText(text, expectedId).archive;
+}
+
+function parseArchiveText(text: string, expectedId?: string): UpcastResult {
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
 	} catch (err) {
 		throw new ArchiveError(`archive ${expectedId ?? ""} is not valid JSON: ${(err as Error).message}`);
 	}
-	if (typeof value !== "object" || value === null) throw new ArchiveError(`archive ${expectedId ?? ""} is not an object`);
-	const archive = value as Partial<SessionArchive> & Record<string, unknown>;
-	if (archive.format !== ARCHIVE_FORMAT) throw new ArchiveError(`archive ${expectedId ?? ""} has format ${JSON.stringify(archive.format)}, expected ${ARCHIVE_FORMAT}`);
-	if (typeof archive.version !== "number" || archive.version > ARCHIVE_VERSION) {
-		throw new ArchiveError(`archive ${expectedId ?? ""} has version ${String(archive.version)}; this pbot reads up to ${ARCHIVE_VERSION}`);
-	}
-	const sessionId = archive.session?.sessionId;
-	if (typeof sessionId !== "string" || (expectedId !== undefined && sessionId !== expectedId)) {
-		throw new ArchiveError(`archive ${expectedId ?? ""} names session ${JSON.stringify(sessionId)}`);
-	}
-	return {
-		format: ARCHIVE_FORMAT,
-		version: ARCHIVE_VERSION,
-		session: archive.session as SessionArchive["session"],
-		nodes: archive.nodes ?? {},
-		summaries: archive.summaries ?? {},
-		branches: archive.branches ?? [],
-		rejections: archive.rejections ?? { count: 0, lines: [] },
-	};
+	return upcastArchive(value, expectedId !== undefined ? { expectedId } : {});
 }
 
-/** Writes a session's archive atomically into the workspace's history folder. */
-export async function writeArchive(workspace: string, archive: SessionArchive): Promise<void> {
-	const file = archivePath(workspace, archive.session.sessionId);
+export interface WriteArchiveOptions {
+	/** Lock timing (tests shorten it). */
+	readonly lock?: FileLockOptions;
+}
+
+/**
+ * Writes a session's archive, merged with what is on disk: under the archive's lock file, the
+ * stored archive is read again, merged with this one (`mergeArchives`: union of nodes and
+ * summaries, nothing another process stored is lost), and written atomically. Returns what is on
+ * disk afterwards. A stored archive that cannot be parsed is kept beside as `<id>.json.damaged-<time>`
+ * and replaced; one of a newer format version is never overwritten (an `ArchiveError`).
+ */
+export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<SessionArchive> {
+	const sessionId = archive.session.sessionId;
+	const file = archivePath(workspace, sessionId);
 	await mkdir(historyDir(workspace), { recursive: true });
-	await writeJsonAtomic(file, archive);
+	return withFileLock(
+		lockPathOf(file),
+		async () => {
+			const stored = await readStoredForMerge(file, sessionId);
+			const merged = stored ? mergeArchives(stored, archive) : archive;
+			if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged);
+			await remember(file, merged);
+			return merged;
+		},
+		options.lock,
+	);
+}
+
+/**
+ * Rewrites an archive without its legacy path fields (`file`, `cwd`, …), keeping everything else:
+ * Q&A, summaries and ids. Done under the lock, on the archive as it is then. Whether the native
+ * session file still exists plays no part.
+ */
+export async function dropLegacyFields(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<boolean> {
+	const file = archivePath(workspace, sessionId);
+	return withFileLock(
+		lockPathOf(file),
+		async () => {
+			const read = await readArchiveFile(file, sessionId);
+			if (!read || read.legacyFields.length === 0) return false;
+			await writeJsonAtomic(file, read.archive);
+			await remember(file, read.archive);
+			return true;
+		},
+		options.lock,
+	);
+}
+
+/**
+ * Reads an archive and, when it still has legacy path fields, rewrites it without them first
+ * (SPEC §6: on load, workspace archives lose their `file` field).
+ */
+export async function readArchiveCleaning(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<SessionArchive | undefined> {
+	const file = archivePath(workspace, sessionId);
+	const read = await readArchiveFile(file, sessionId);
+	if (read && read.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
+	return read?.archive;
+}
+
+// ── What this process last wrote, so a write need not re-read an archive nobody else touched ──
+
+interface Written {
+	readonly stamp: string;
+	readonly archive: SessionArchive;
+}
+/** Per archive file: its stat after this process's last write, and what it wrote. */
+const lastWritten = new Map<string, Written>();
+
+async function stampOf(file: string): Promise<string | undefined> {
+	try {
+		const s = await stat(file, { bigint: true });
+		return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Called holding the lock, right after writing: no other pbot writer can have replaced the file. */
+async function remember(file: string, archive: SessionArchive): Promise<void> {
+	const stamp = await stampOf(file);
+	if (stamp) lastWritten.set(file, { stamp, archive });
+	else lastWritten.delete(file);
+}
+
+/** The stored archive to merge with: the one this process wrote if the file is unchanged since, else read. */
+async function readStoredForMerge(file: string, sessionId: string): Promise<SessionArchive | undefined> {
+	const known = lastWritten.get(file);
+	if (known && (await stampOf(file)) === known.stamp) return known.archive;
+	try {
+		return (await readArchiveFile(file, sessionId))?.archive;
+	} catch (err) {
+		if (!(err instanceof ArchiveError) || err.code !== "damaged") throw err;
+		// Damaged beyond reading: keep its bytes for a person, write the new archive.
+		await rename(file, `${file}.damaged-${Date.now()}`);
+		return undefined;
+	}
+}
+
+// ── Leftovers of killed processes ──
+
+/**
+ * Removes what killed writers leave in the history folder: temporary files and stale-lock asides
+ * of processes that are gone (and older than 10 s: a write takes milliseconds, and the pid may be
+ * another host's), and any older than an hour. Returns how many were removed.
+ */
+export async function sweepLeftovers(workspace: string): Promise<number> {
+	const dir = historyDir(workspace);
+	let names: string[];
+	try {
+		names = await readdir(dir);
+	} catch {
+		return 0;
+	}
+	let removed = 0;
+	for (const name of names) {
+		const temp = isTemporaryFile(name);
+		const aside = !temp && isLockLeftover(name) && !name.endsWith(".lock");
+		if (!temp && !aside) continue;
+		const pid = Number(/\.(\d+)\.[0-9a-f]+\.(tmp|stale)$/.exec(name)?.[1]);
+		let age: number;
+		try {
+			age = Date.now() - (await stat(join(dir, name))).mtimeMs;
+		} catch {
+			continue;
+		}
+		const gone = Number.isInteger(pid) && pid !== process.pid && !isAlive(pid);
+		if (age > 3_600_000 || (gone && age > 10_000)) {
+			await rm(join(dir, name), { force: true });
+			removed++;
+		}
+	}
+	return removed;
 }

@@ -1,17 +1,35 @@
 import type { SessionArchive } from "../../services/history/archive.ts";
+import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/ports.ts";
-import { listArchiveIds, readArchive, writeArchive } from "./archiveFiles.ts";
+import { listArchiveIds, readArchiveCleaning, sweepLeftovers, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
 
-/** The workspace's `.pi/pbot/history/` as an archive store. */
-export function workspaceArchiveStore(workspace: string): ArchiveStore {
+/**
+ * The workspace's `.pi/pbot/history/` as an archive store.
+ * - `list` first removes what killed writers left behind (temporary files, stale-lock asides);
+ * - `read` rewrites an archive that still has a legacy path field (`file`, …) without it;
+ * - `write` merges with what another process may have stored meanwhile, under a lock file.
+ */
+export function workspaceArchiveStore(workspace: string, options: WriteArchiveOptions = {}): ArchiveStore {
+	let swept = false;
 	return {
-		list: () => listArchiveIds(workspace),
-		read: (sessionId) => readArchive(workspace, sessionId),
-		write: (archive) => writeArchive(workspace, archive),
+		list: async () => {
+			if (!swept) {
+				swept = true;
+				await sweepLeftovers(workspace);
+			}
+			return listArchiveIds(workspace);
+		},
+		read: (sessionId) => readArchiveCleaning(workspace, sessionId, options),
+		write: async (archive) => {
+			await writeArchive(workspace, archive, options);
+		},
 	};
 }
 
-/** An archive store in memory, for tests and dry runs. Archives are copied in and out, as a file would. */
+/**
+ * An archive store in memory, for tests and dry runs. Archives are copied in and out as a file
+ * would be, and a write merges with what is stored, as the workspace store does.
+ */
 export function memoryArchiveStore(initial: Iterable<SessionArchive> = []): ArchiveStore & { readonly writes: number } {
 	const files = new Map<string, string>();
 	for (const a of initial) files.set(a.session.sessionId, JSON.stringify(a));
@@ -27,7 +45,9 @@ export function memoryArchiveStore(initial: Iterable<SessionArchive> = []): Arch
 		},
 		write: async (archive) => {
 			writes++;
-			files.set(archive.session.sessionId, JSON.stringify(archive));
+			const text = files.get(archive.session.sessionId);
+			const merged = text === undefined ? archive : mergeArchives(JSON.parse(text) as SessionArchive, archive);
+			files.set(archive.session.sessionId, JSON.stringify(merged));
 		},
 	};
 }

@@ -1,0 +1,191 @@
+import { randomBytes } from "node:crypto";
+import { link, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
+
+/**
+ * A lock file beside the file it guards (`<file>.lock`), for the read–merge–write of an archive by
+ * several processes.
+ *
+ * Taking it: the lock file is created with `O_EXCL` (`wx`), holding `{ pid, host, at, token }`. When
+ * it exists, its holder is waited for, unless the lock is stale:
+ * - its holder is a process of this host that is gone (`kill(pid, 0)` says `ESRCH`), or this very
+ *   process without holding it (a pid reused after a crash);
+ * - or it is older than `staleMs` (a holder on another host, a pid reused by another program, a
+ *   holder stopped for good): a holder keeps it for one read, merge and write, milliseconds;
+ * - or it is empty and older than a second (its creator died between creating and filling it).
+ * A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
+ * stale (if a new holder had taken it meanwhile, it is put back), and deleting it. Releasing deletes
+ * the lock only if it is still ours. Within one process, callers of the same lock are queued.
+ */
+
+export interface FileLockOptions {
+	/** A lock older than this is stale whoever holds it. Default 30 s. */
+	readonly staleMs?: number;
+	/** Give up waiting after this long (a `FileLockTimeout`). Default 60 s: longer than `staleMs`. */
+	readonly timeoutMs?: number;
+}
+
+/** What a lock file holds. */
+interface LockInfo {
+	readonly pid: number;
+	readonly host: string;
+	readonly at: string;
+	readonly token: string;
+}
+
+export class FileLockTimeout extends Error {
+	override readonly name = "FileLockTimeout";
+}
+
+const DEFAULT_STALE_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 60_000;
+/** An empty lock older than this lost its creator between `open` and `write`. */
+const EMPTY_STALE_MS = 1_000;
+
+/** In-process queues, by lock path: a process never waits on a lock file it holds itself. */
+const queues = new Map<string, Promise<unknown>>();
+/** Tokens of the lock files this process holds now (by token: one file may be reached by two paths). */
+const heldTokens = new Set<string>();
+
+/** Runs `fn` holding the lock file `lockPath` (see the module comment). */
+export function withFileLock<T>(lockPath: string, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+	const previous = queues.get(lockPath) ?? Promise.resolve();
+	const run = previous
+		.catch(() => undefined)
+		.then(async () => {
+			const token = await acquire(lockPath, options);
+			try {
+				return await fn();
+			} finally {
+				await release(lockPath, token);
+			}
+		});
+	queues.set(lockPath, run);
+	return run.finally(() => {
+		if (queues.get(lockPath) === run) queues.delete(lockPath);
+	});
+}
+
+/** The lock file guarding `file`. */
+export function lockPathOf(file: string): string {
+	return `${file}.lock`;
+}
+
+/** Names used for stale locks while they are broken; readers of the folder skip them. */
+export function isLockLeftover(name: string): boolean {
+	return name.endsWith(".lock") || (name.startsWith(".") && name.endsWith(".stale"));
+}
+
+async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
+	const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+	const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+	const token = randomBytes(8).toString("hex");
+	const info: LockInfo = { pid: process.pid, host: hostname(), at: new Date().toISOString(), token };
+	for (let attempt = 0; ; attempt++) {
+		try {
+			const handle = await open(lockPath, "wx", 0o644);
+			try {
+				await handle.writeFile(JSON.stringify(info));
+			} finally {
+				await handle.close();
+			}
+			heldTokens.add(token);
+			return token;
+		} catch (err) {
+			if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+		}
+		const current = await inspect(lockPath);
+		if (current === undefined) continue; // released meanwhile
+		if (isStale(current, staleMs)) {
+			await breakStale(lockPath, current.info?.token);
+			continue;
+		}
+		if (Date.now() > deadline) {
+			const who = current.info ? `pid ${current.info.pid} on ${current.info.host} since ${current.info.at}` : "an unknown holder";
+			throw new FileLockTimeout(`${basename(lockPath)} is held by ${who}`);
+		}
+		// Jittered, growing waits: two waiters do not retry in step.
+		await sleep(Math.min(50, 2 + attempt * 2) * (0.5 + Math.random()));
+	}
+}
+
+async function release(lockPath: string, token: string): Promise<void> {
+	heldTokens.delete(token);
+	const current = await inspect(lockPath);
+	// Never delete a lock somebody else took after judging ours stale.
+	if (current?.info?.token === token) await rm(lockPath, { force: true });
+}
+
+interface LockState {
+	readonly info?: LockInfo;
+	readonly ageMs: number;
+}
+
+async function inspect(lockPath: string): Promise<LockState | undefined> {
+	try {
+		const [text, s] = await Promise.all([readFile(lockPath, "utf8"), stat(lockPath)]);
+		return { ...parseInfo(text), ageMs: Date.now() - s.mtimeMs };
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+		throw err;
+	}
+}
+
+function parseInfo(text: string): { info?: LockInfo } {
+	try {
+		const v = JSON.parse(text) as Partial<LockInfo>;
+		if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.token === "string") {
+			return { info: { pid: v.pid, host: v.host, at: typeof v.at === "string" ? v.at : "", token: v.token } };
+		}
+	} catch {
+		// empty or half-written: judged by age
+	}
+	return {};
+}
+
+function isStale(state: LockState, staleMs: number): boolean {
+	if (state.ageMs > staleMs) return true;
+	const { info } = state;
+	if (!info) return state.ageMs > EMPTY_STALE_MS;
+	if (info.host !== hostname()) return false;
+	if (info.pid === process.pid) return !heldTokens.has(info.token);
+	return !isAlive(info.pid);
+}
+
+/** Whether a process of this host is running. `EPERM`: it runs, as another user. */
+export function isAlive(pid: number): boolean {
+	if (!Number.isInteger(pid) || pid <= 0) return false;
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+/**
+ * Removes a stale lock without removing a fresh one: rename it aside (only one breaker can), check
+ * that it is the one judged stale, delete it. If a new holder's lock was renamed instead, put it
+ * back (`link` fails if yet another lock appeared meanwhile; that holder then keeps it).
+ */
+async function breakStale(lockPath: string, staleToken: string | undefined): Promise<void> {
+	const aside = join(dirname(lockPath), `.${basename(lockPath)}.${process.pid}.${randomBytes(4).toString("hex")}.stale`);
+	try {
+		await rename(lockPath, aside);
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+		throw err;
+	}
+	try {
+		const text = await readFile(aside, "utf8").catch(() => "");
+		const token = parseInfo(text).info?.token;
+		if (token !== staleToken) await link(aside, lockPath).catch(() => undefined);
+	} finally {
+		await rm(aside, { force: true });
+	}
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}

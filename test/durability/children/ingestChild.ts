@@ -1,0 +1,17 @@
+/**
+ * A pbot process that ingests a workspace's sessions once, for the crash test (killed at random
+ * moments by its parent). Prints `ready` once loaded and `done` when finished. It imports no model
+ * code, so it starts quickly.
+ *   node --import tsx ingestChild.ts <workspace> <sessionsDir>
+ */
+import { fileDiscovery } from "../../../src/integrations/pi/history/discovery.ts";
+import { HistoryService } from "../../../src/services/history/historyService.ts";
+import { workspaceArchiveStore } from "../../../src/storage/history-files/index.ts";
+import { announcingStore } from "./announcingStore.ts";
+
+const [workspace, sessions] = process.argv.slice(2) as [string, string];
+const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
+await service.load();
+process.stdout.write("ready\n");
+await service.ingest();
+process.stdout.write("done\n");

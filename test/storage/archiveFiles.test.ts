@@ -1,0 +1,123 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyArchiveEvents, type SessionArchive } from "../../src/services/history/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/events.ts";
+import {
+	archivePath,
+	historyDir,
+	listArchiveIds,
+	memoryArchiveStore,
+	readArchive,
+	sweepLeftovers,
+	writeArchive,
+	writeJsonAtomic,
+} from "../../src/storage/history-files/index.ts";
+import { fixtureArchive } from "../helpers/fixtures.ts";
+
+let workspace: string;
+beforeEach(async () => {
+	workspace = await mkdtemp(join(tmpdir(), "pbot-archives-"));
+});
+afterEach(async () => {
+	await rm(workspace, { recursive: true, force: true });
+});
+
+function withReady(archive: SessionArchive, index: number, text: string, at = "2026-04-01T00:00:00.000Z"): SessionArchive {
+	const id = Object.keys(archive.summaries)[index] as string;
+	const event: HistoryEvent = { type: "SummaryReady", sessionId: archive.session.sessionId, id, text, model: "faux/faux-1", at };
+	return applyArchiveEvents({ sessions: { [archive.session.sessionId]: archive } }, [event]).sessions[archive.session.sessionId] as SessionArchive;
+}
+
+describe("writeArchive", () => {
+	it("merges with what another writer stored since, under the lock, and says what is stored", async () => {
+		const base = await fixtureArchive("compaction");
+		expect(Object.keys(base.summaries).length).toBeGreaterThan(1);
+		await writeArchive(workspace, base);
+		// Another process writes summary 0 (straight to the file, as its own atomic write would).
+		await writeJsonAtomic(archivePath(workspace, base.session.sessionId), withReady(base, 0, "by the other process"));
+		// This process, not knowing, writes summary 1.
+		const stored = await writeArchive(workspace, withReady(base, 1, "by this process"));
+		const onDisk = await readArchive(workspace, base.session.sessionId);
+		expect(onDisk).toEqual(stored);
+		const texts = Object.values(onDisk!.summaries).filter((s) => s.status === "ready").map((s) => s.text).sort();
+		expect(texts).toEqual(["by the other process", "by this process"]);
+		expect((await readdir(historyDir(workspace))).sort()).toEqual([`${base.session.sessionId}.json`]);
+	});
+
+	it("does not rewrite an archive that would not change", async () => {
+		const base = await fixtureArchive("compaction");
+		await writeArchive(workspace, withReady(base, 0, "text"));
+		const file = archivePath(workspace, base.session.sessionId);
+		const before = await readFile(file, "utf8");
+		await writeFile(file, before.replace(/\n$/, "\n\n")); // same archive, other bytes: a rewrite would show
+		await writeArchive(workspace, base);
+		expect(await readFile(file, "utf8")).toBe(`${before}\n`);
+	});
+
+	it("keeps a damaged stored archive beside, for a person, and writes the new one", async () => {
+		const base = await fixtureArchive("compaction");
+		const file = archivePath(workspace, base.session.sessionId);
+		await mkdir(historyDir(workspace), { recursive: true });
+		await writeFile(file, "{ not json");
+		await writeArchive(workspace, base);
+		expect(await readArchive(workspace, base.session.sessionId)).toEqual(base);
+		const names = await readdir(historyDir(workspace));
+		const damaged = names.filter((n) => n.includes(".damaged-"));
+		expect(damaged).toHaveLength(1);
+		expect(await readFile(join(historyDir(workspace), damaged[0]!), "utf8")).toBe("{ not json");
+		expect(await listArchiveIds(workspace)).toEqual([base.session.sessionId]);
+	});
+
+	it("never overwrites an archive of a newer format version, nor another program's file", async () => {
+		const base = await fixtureArchive("compaction");
+		const file = archivePath(workspace, base.session.sessionId);
+		await mkdir(historyDir(workspace), { recursive: true });
+		for (const [text, message] of [
+			[JSON.stringify({ ...base, version: 99 }), /version 99/],
+			[JSON.stringify({ ...base, format: "someone-else" }), /format "someone-else"/],
+		] as const) {
+			await writeFile(file, text);
+			await expect(writeArchive(workspace, base)).rejects.toThrow(message);
+			expect(await readFile(file, "utf8")).toBe(text);
+		}
+		expect(await readdir(historyDir(workspace))).toEqual([`${base.session.sessionId}.json`]);
+	});
+});
+
+describe("memoryArchiveStore", () => {
+	it("merges on write as the workspace store does", async () => {
+		const base = await fixtureArchive("compaction");
+		const store = memoryArchiveStore([withReady(base, 0, "first")]);
+		await store.write(withReady(base, 1, "second"));
+		const stored = await store.read(base.session.sessionId);
+		expect(Object.values(stored!.summaries).filter((s) => s.status === "ready")).toHaveLength(2);
+	});
+});
+
+describe("sweepLeftovers", () => {
+	it("removes temporary files and stale-lock asides of processes that are gone, and keeps live and fresh ones", async () => {
+		const dir = historyDir(workspace);
+		await mkdir(dir, { recursive: true });
+		const dead = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+		const names = {
+			deadTemp: `.a.json.${dead}.0badc0de.tmp`,
+			liveTemp: `.b.json.${process.ppid}.0badc0de.tmp`,
+			ownTemp: `.c.json.${process.pid}.0badc0de.tmp`,
+			deadAside: `.a.json.lock.${dead}.0badc0de.stale`,
+			freshDeadTemp: `.d.json.${dead}.0badc0de.tmp`, // another host's write in progress, perhaps
+			ancientLiveTemp: `.e.json.${process.ppid}.0badc0de.tmp`,
+			archive: "a.json",
+		};
+		const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+		for (const [key, name] of Object.entries(names)) {
+			await writeFile(join(dir, name), "x");
+			const t = key === "freshDeadTemp" ? new Date() : minutesAgo(key === "ancientLiveTemp" ? 120 : 1);
+			await utimes(join(dir, name), t, t);
+		}
+		expect(await sweepLeftovers(workspace)).toBe(3);
+		expect((await readdir(dir)).sort()).toEqual([names.liveTemp, names.ownTemp, names.freshDeadTemp, names.archive].sort());
+	});
+});

@@ -1,0 +1,120 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FileLockTimeout, lockPathOf, withFileLock } from "../../src/storage/history-files/fileLock.ts";
+import { exited, spawnChild } from "../durability/children/spawn.ts";
+
+let dir: string;
+let lock: string;
+beforeEach(async () => {
+	dir = await mkdtemp(join(tmpdir(), "pbot-lock-"));
+	lock = lockPathOf(join(dir, "a.json"));
+});
+afterEach(async () => {
+	await rm(dir, { recursive: true, force: true });
+});
+
+/** The pid of a process that has ended. */
+function deadPid(): number {
+	const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+	return Number(r.stdout);
+}
+
+async function plantLock(info: Record<string, unknown> | string, ageMs = 0): Promise<void> {
+	await writeFile(lock, typeof info === "string" ? info : JSON.stringify(info));
+	if (ageMs > 0) {
+		const t = new Date(Date.now() - ageMs);
+		await utimes(lock, t, t);
+	}
+}
+
+describe("withFileLock", () => {
+	it("runs callers of one lock in this process one at a time, and removes the lock after", async () => {
+		let inside = 0;
+		let most = 0;
+		await Promise.all(
+			Array.from({ length: 10 }, () =>
+				withFileLock(lock, async () => {
+					most = Math.max(most, ++inside);
+					await new Promise((r) => setTimeout(r, 2));
+					inside--;
+				}),
+			),
+		);
+		expect(most).toBe(1);
+		expect(await readdir(dir)).toEqual([]);
+	});
+
+	it("releases the lock when the work throws", async () => {
+		await expect(withFileLock(lock, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+		expect(await readdir(dir)).toEqual([]);
+		expect(await withFileLock(lock, async () => "again")).toBe("again");
+	});
+
+	it("takes over a lock whose holder process is gone", async () => {
+		await plantLock({ pid: deadPid(), host: hostname(), at: new Date().toISOString(), token: "dead" });
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000 })).toBe("ran");
+		expect(await readdir(dir)).toEqual([]);
+	});
+
+	it("takes over a lock this process's pid holds without knowing it (a pid reused after a crash)", async () => {
+		await plantLock({ pid: process.pid, host: hostname(), at: new Date().toISOString(), token: "earlier life" });
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000 })).toBe("ran");
+	});
+
+	it("takes over a lock older than the stale age, even of a live process or another host", async () => {
+		await plantLock({ pid: process.ppid, host: "another-host", at: "then", token: "old" }, 60_000);
+		expect(await withFileLock(lock, async () => "ran", { staleMs: 30_000, timeoutMs: 2_000 })).toBe("ran");
+	});
+
+	it("takes over an empty lock (its creator died before filling it) once it is a second old", async () => {
+		await plantLock("", 5_000);
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000 })).toBe("ran");
+	});
+
+	it("waits for a live holder, and gives up with a clear error after the timeout", async () => {
+		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "live" });
+		await expect(withFileLock(lock, async () => "ran", { timeoutMs: 200 })).rejects.toThrow(FileLockTimeout);
+		await expect(withFileLock(lock, async () => "ran", { timeoutMs: 200 })).rejects.toThrow(/held by pid \d+ on /);
+		setTimeout(() => void rm(lock), 150);
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 5_000 })).toBe("ran");
+	});
+
+	it("does not delete a lock that somebody else took after judging its own stale", async () => {
+		await withFileLock(lock, async () => {
+			await writeFile(lock, JSON.stringify({ pid: process.ppid, host: hostname(), at: "now", token: "theirs" }));
+		});
+		expect(JSON.parse(await readFile(lock, "utf8")).token).toBe("theirs");
+	});
+
+	it("excludes other processes: three processes incrementing one counter lose no increment", async () => {
+		const counter = join(dir, "counter");
+		await writeFile(counter, "0");
+		const children = [0, 1, 2].map(() => spawnChild("lockCounter.ts", [counter, "40"]));
+		const results = await Promise.all(children.map(exited));
+		expect(results.map((r) => r.code), children.map((c) => c.stderrText()).join("\n")).toEqual([0, 0, 0]);
+		expect(Number(await readFile(counter, "utf8"))).toBe(120);
+		expect(await readdir(dir)).toEqual(["counter"]);
+	});
+});
+
+describe("withFileLock across two paths to one file", () => {
+	it("does not take a lock this process holds under another path (a symlinked folder) for stale", async () => {
+		const dir2 = await mkdtemp(join(tmpdir(), "pbot-lock-alias-"));
+		const alias = join(dir2, "alias");
+		await symlink(dir, alias);
+		const other = lockPathOf(join(alias, "a.json"));
+		let inside = 0;
+		let most = 0;
+		const work = async () => {
+			most = Math.max(most, ++inside);
+			await new Promise((r) => setTimeout(r, 30));
+			inside--;
+		};
+		await Promise.all([withFileLock(lock, work), withFileLock(other, work)]);
+		expect(most).toBe(1);
+		await rm(dir2, { recursive: true, force: true });
+	});
+});
