@@ -1,4 +1,5 @@
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -6,6 +7,7 @@ import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
 import { waitFor } from "../helpers/waitFor.ts";
+import { fixtureArchive } from "../helpers/fixtures.ts";
 
 const harnesses: PiHarness[] = [];
 afterEach(async () => {
@@ -177,5 +179,30 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		expect(h.runtime.following).toBe(h.session.sessionFile);
 		await h.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
 		expect(h.runtime.following).toBeUndefined();
+	});
+});
+
+describe("pbot inside Pi: the old location", () => {
+	it("copies this workspace's records from <agentDir>/pbot/history on start, without their paths", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-pi-old-"));
+		const workspace = join(root, "workspace");
+		const old = join(root, "agent", "pbot", "history");
+		await mkdir(old, { recursive: true });
+		const archive = await fixtureArchive("steer-followup-abort");
+		const id = archive.session.sessionId;
+		await writeFile(join(old, `${id}.json`), JSON.stringify({ ...archive, file: join(workspace, "sessions", "x.jsonl"), cwd: workspace }));
+		const h = await startPi({ root });
+		harnesses.push(h);
+		await h.runtime.settled();
+		const copied = await readFile(join(historyDir(workspace), `${id}.json`), "utf8");
+		expect(JSON.parse(copied).nodes).toEqual(archive.nodes);
+		expect(copied).not.toContain(workspace);
+		expect(await readFile(join(old, `${id}.json`), "utf8")).toContain('"file"');
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const result = await tool.execute("t", { action: "search", query: "build the project" }, undefined, undefined, h.session.extensionRunner.createContext());
+		expect((result.details as { total: number }).total).toBeGreaterThan(0);
+		await h.dispose();
+		harnesses.pop();
+		await rm(root, { recursive: true, force: true });
 	});
 });

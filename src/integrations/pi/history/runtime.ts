@@ -2,11 +2,12 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
-import { HistoryService } from "../../../services/history/historyService.ts";
-import { workspaceArchiveStore } from "../../../storage/history-files/index.ts";
+import type { HistoryService } from "../../../services/history/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
+import type { MigrationReport } from "./migrateOldArchives.ts";
+import { createWorkspaceHistory } from "./workspaceHistory.ts";
 import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
 
 /**
@@ -22,6 +23,8 @@ export class HistoryRuntime {
 	private tailedFile: string | undefined;
 	/** Problems seen in the background, for the next command or tool result to mention. */
 	private readonly problems: string[] = [];
+	/** Archive writes of the live tail still in flight. */
+	private readonly liveWrites = new Set<Promise<void>>();
 	/** The ingest running in the background, if any. */
 	private pending: Promise<void> = Promise.resolve();
 	/** The summary pass in flight: one at a time, cancelled by new input, a switch or shutdown. */
@@ -36,9 +39,15 @@ export class HistoryRuntime {
 		if (!this.service || this.workspace !== facts.cwd) {
 			this.workspace = facts.cwd;
 			// Discovery reads `this.facts` at every call: a session switch changes the current file.
-			this.service = new HistoryService({
-				store: workspaceArchiveStore(facts.cwd),
+			this.service = createWorkspaceHistory({
+				workspace: facts.cwd,
+				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
+				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
+				onMigration: (report, error) => {
+					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
+					else if (report) this.problems.push(...migrationNotes(report));
+				},
 			});
 		}
 		return this.service;
@@ -61,9 +70,10 @@ export class HistoryRuntime {
 		return this.pending;
 	}
 
-	/** Resolves when the background ingest queued so far is done. */
-	settled(): Promise<void> {
-		return this.pending;
+	/** Resolves when the background ingest queued so far, and the live updates in flight, are done. */
+	async settled(): Promise<void> {
+		await this.pending;
+		await Promise.all([...this.liveWrites]);
 	}
 
 	/**
@@ -160,7 +170,9 @@ export class HistoryRuntime {
 			onError: (err) => this.problems.push(`live tail: ${err.message}`),
 		}).subscribe({
 			next: (events) => {
-				service.applyEvents(events).catch((err: Error) => this.problems.push(`live update: ${err.message}`));
+				const write = service.applyEvents(events).catch((err: Error) => void this.problems.push(`live update: ${err.message}`));
+				this.liveWrites.add(write);
+				void write.finally(() => this.liveWrites.delete(write));
 			},
 			error: (err: Error) => this.problems.push(`live tail stopped: ${err.message}`),
 		});
@@ -174,4 +186,12 @@ export class HistoryRuntime {
 			this.problems.push(`ingest: ${(err as Error).message}`);
 		}
 	}
+}
+
+/** What a person should hear about a migration: copies made and records that could not be read. */
+function migrationNotes(report: MigrationReport): string[] {
+	const notes: string[] = [];
+	if (report.copied.length > 0) notes.push(`copied ${report.copied.length} archive(s) of this workspace from the old location (the old copies stay)`);
+	for (const problem of report.problems) notes.push(`old archive: ${problem}`);
+	return notes;
 }

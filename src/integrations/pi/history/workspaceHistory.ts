@@ -1,8 +1,11 @@
 import { resolve } from "node:path";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { HistoryService } from "../../../services/history/historyService.ts";
+import type { SessionDiscovery } from "../../../services/history/ports.ts";
+import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
+import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./migrateOldArchives.ts";
 
 export interface WorkspaceHistoryOptions {
 	readonly workspace: string;
@@ -15,18 +18,56 @@ export interface WorkspaceHistoryOptions {
 	readonly agentDir?: string;
 	/** Scan Pi's native default session folder of the workspace (default: when no folder is named). */
 	readonly scanNativeDir?: boolean;
+	/** Copy this workspace's records from the old location (`<agentDir>/pbot/history/`) on load. Default true. */
+	readonly migrate?: boolean;
+	/** What the migration did (or why it failed), once, when the service loads. */
+	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
 export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryService {
 	const workspace = resolve(options.workspace);
+	const agentDir = options.agentDir ?? getAgentDir();
 	const scanNative = options.scanNativeDir ?? (options.sessionDirs ?? []).length === 0;
-	const discovery: DiscoveryOptions = {
+	const discoveryOptions: DiscoveryOptions = {
 		workspace,
 		...(options.sessionDirs ? { sessionDirs: options.sessionDirs } : {}),
 		...(options.scanDirs ? { scanDirs: options.scanDirs } : {}),
 		...(options.files ? { files: options.files } : {}),
-		...(scanNative ? { agentDir: options.agentDir ?? getAgentDir() } : {}),
+		...(scanNative ? { agentDir } : {}),
 	};
-	return new HistoryService({ store: workspaceArchiveStore(workspace), discovery: fileDiscovery(discovery) });
+	return createWorkspaceHistory({
+		workspace,
+		agentDir,
+		discovery: fileDiscovery(discoveryOptions),
+		sessionDirs: [...(options.sessionDirs ?? []), ...(options.scanDirs ?? [])],
+		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
+		...(options.onMigration ? { onMigration: options.onMigration } : {}),
+	});
+}
+
+export interface CreateWorkspaceHistoryOptions {
+	/** Absolute. */
+	readonly workspace: string;
+	readonly agentDir: string;
+	readonly discovery: SessionDiscovery;
+	/** Session folders of the workspace beyond Pi's native one (for migration's "belongs here"). */
+	readonly sessionDirs?: readonly string[];
+	readonly migrate?: boolean;
+	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
+}
+
+/**
+ * The history service of a workspace with a given discovery: its archive folder (writes merge with
+ * what other processes stored), per-file checkpoints, and migration from the old location on load.
+ * The CLI (fixed folders) and Pi (folders that change with the current session) both build it here.
+ */
+export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): HistoryService {
+	const { workspace, agentDir, discovery } = options;
+	let store = workspaceArchiveStore(workspace);
+	if (options.migrate ?? true) {
+		const sessionDirs = options.sessionDirs ?? [];
+		store = migratingArchiveStore(store, () => migrateWorkspaceArchives({ workspace, agentDir, discovery, sessionDirs }), options.onMigration);
+	}
+	return new HistoryService({ store, discovery, checkpoints: workspaceCheckpointStore(workspace) });
 }
