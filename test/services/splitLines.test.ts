@@ -48,3 +48,23 @@ describe("splitLines", () => {
 		expect(out.flat().map((l) => [l.line, l.end])).toEqual([[10, 102]]);
 	});
 });
+
+describe("splitLines regressions", () => {
+	// Found by the hostile-input fuzz test: the held part of a line was joined to every new chunk,
+	// so a long line was copied once per chunk (a 50 MB line read 64 KB at a time took 20 s).
+	it("joins a long line read in many small chunks once (quadratic copy of a held line)", async () => {
+		const size = 16 * 1024 * 1024;
+		const bytes = new Uint8Array(size + 2).fill(0x61);
+		bytes[size] = 0x0a;
+		bytes[size + 1] = 0x62;
+		const chunks: Uint8Array[] = [];
+		for (let i = 0; i < bytes.length; i += 16 * 1024) chunks.push(bytes.subarray(i, i + 16 * 1024));
+		const started = performance.now();
+		const out = (await run(chunks, splitLines())).flat();
+		expect(performance.now() - started).toBeLessThan(3_000);
+		expect(out.map((l) => [l.line, l.bytes.length, l.end, l.terminated])).toEqual([
+			[1, size, size + 1, true],
+			[2, 1, size + 2, false],
+		]);
+	});
+});

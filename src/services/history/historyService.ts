@@ -2,10 +2,10 @@ import { defaultIfEmpty, lastValueFrom } from "rxjs";
 import { applyArchiveEvents, archiveEvents, initialArchiveState, type ArchiveState, type SessionArchive } from "./archive.ts";
 import type { HistoryEvent } from "./events.ts";
 import { isValidId } from "./ids.ts";
-import type { ArchiveStore, SessionDiscovery, SessionSource } from "./ports.ts";
+import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
 import { buildQueryView, type QueryView } from "./queryView.ts";
 import { sessionPipeline } from "./sessionPipeline.ts";
-import { listSessions, readNode, searchHistory } from "./query/index.ts";
+import { listSessions, ngramSearchIndex, readNode, searchHistory, type SearchIndex } from "./query/index.ts";
 import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
 
 /** Counts for one ingested session. */
@@ -30,7 +30,21 @@ export interface IngestReport {
 export interface HistoryServiceOptions {
 	readonly store: ArchiveStore;
 	readonly discovery: SessionDiscovery;
+	/**
+	 * Per-file checkpoints kept between processes: with them, a new process's `refresh` skips the
+	 * files that are unchanged since they were ingested (and whose archives are present) without
+	 * reading them. Without them, every new process reads every file once.
+	 */
+	readonly checkpoints?: CheckpointStore;
 }
+
+/** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
+const MAX_PENDING_WRITES = 8;
+/** New sessions an ingest adds to the state together. */
+const NEW_SESSIONS_BATCH = 64;
+/** Files whose fingerprint or checkpoint state is taken at once (a stat; an open, a stat and a 4 KB read). */
+const STAT_CONCURRENCY = 32;
+
 
 /**
  * The one service behind the CLI, the slash command and the tool: it ingests the workspace's
@@ -44,6 +58,12 @@ export class HistoryService {
 	private readonly warnings: string[] = [];
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
+	/** The search index over this service's view (built on the first search, then kept up to date). */
+	private readonly searchIndex: SearchIndex = ngramSearchIndex();
+	/** Sessions an ingest in progress made that are not in the state yet (see `addNewSessions`). */
+	private readonly newSessions = new Map<string, SessionArchive>();
+	/** The stored checkpoints, read once per process (then kept up to date in memory). */
+	private checkpoints: Map<string, SourceCheckpoint> | undefined;
 
 	constructor(private readonly options: HistoryServiceOptions) {}
 
@@ -69,9 +89,11 @@ export class HistoryService {
 	}
 
 	/**
-	 * Picks up what changed since the last ingest: files whose fingerprint is unchanged are not
-	 * read again, so a refresh with nothing new costs a folder listing and a `stat` per file.
-	 * What every query calls first.
+	 * Picks up what changed since the last ingest: files whose fingerprint (size, mtime, inode) is
+	 * unchanged since this process read them are not read again, nor — with a checkpoint store —
+	 * files unchanged since any process ingested them into archives that are loaded (size, mtime and
+	 * a hash of the first 4 KB). A refresh with nothing new costs a folder listing and a few system
+	 * calls per file, taken concurrently. What every query calls first.
 	 */
 	async refresh(): Promise<IngestReport> {
 		return this.ingestSources(true);
@@ -82,18 +104,85 @@ export class HistoryService {
 		const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
 		const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 		const reports: SessionIngestReport[] = [];
-		for (const source of sources) {
+
+		// What has to be read. Fingerprints and checkpoint states cost a few system calls per file:
+		// they are taken for all files at once. A state is taken before its file is read, so a file
+		// that changes while it is read shows as changed next time.
+		const fingerprints = await mapLimit(sources, STAT_CONCURRENCY, (s) => s.fingerprint?.().catch(() => undefined));
+		let todo = sources.map((source, i) => ({ source, fingerprint: fingerprints[i], state: undefined as SourceState | undefined }));
+		if (skipUnchanged) todo = todo.filter((t) => t.fingerprint === undefined || this.fingerprints.get(t.source.key) !== t.fingerprint);
+		const checkpoints = await this.storedCheckpoints();
+		if (checkpoints) {
+			const states = await mapLimit(todo, STAT_CONCURRENCY, (t) => t.source.state?.().catch(() => undefined));
+			todo.forEach((t, i) => (t.state = states[i]));
+			if (skipUnchanged) {
+				todo = todo.filter((t) => {
+					if (!t.state || !this.unchangedSince(checkpoints.get(t.state.key), t.state)) return true;
+					if (t.fingerprint !== undefined) this.fingerprints.set(t.source.key, t.fingerprint);
+					return false;
+				});
+			}
+		}
+
+		const fresh = new Map<string, SourceCheckpoint>();
+		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
+		const writes = new Set<Promise<void>>();
+		try {
+		for (const { source, fingerprint, state } of todo) {
 			try {
-				const fingerprint = await source.fingerprint?.();
-				if (skipUnchanged && fingerprint !== undefined && this.fingerprints.get(source.key) === fingerprint) continue;
-				const report = await this.ingestSource(source, warnings);
-				if (report) reports.push(report);
-				if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
+				const events = await this.replaySource(source);
+				const ingested = this.applyReplay(source, events, warnings);
+				if (ingested.report) reports.push(ingested.report);
+				const done = () => {
+					if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
+					// Only files that gave a session are checkpointed: the others are cheap to read again
+					// (empty, not yet written) or say something worth repeating (a hostile id).
+					if (state && ingested.sessionId !== "") fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId });
+				};
+				if (!ingested.write) done();
+				else {
+					const write: Promise<void> = ingested.write
+						.then(done, (err: Error) => {
+							warnings.push(`${source.key}: ${err.message}`);
+						})
+						.finally(() => writes.delete(write));
+					writes.add(write);
+					if (writes.size >= MAX_PENDING_WRITES) await Promise.race(writes);
+				}
 			} catch (err) {
 				warnings.push(`${source.key}: ${(err as Error).message}`);
 			}
 		}
+		} finally {
+			this.addNewSessions();
+		}
+		await Promise.all(writes);
+		if (checkpoints && fresh.size > 0) {
+			for (const [key, value] of fresh) checkpoints.set(key, value);
+			// Saved only after the archives they vouch for are written.
+			await this.options.checkpoints?.save(fresh).catch((err: Error) => warnings.push(`checkpoints: ${err.message}`));
+		}
 		return { sessions: reports, warnings };
+	}
+
+	/** The history events of one file: the replay pipeline over its bytes. */
+	private replaySource(source: SessionSource): Promise<HistoryEvent[]> {
+		const options = source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {};
+		return lastValueFrom(source.read().pipe(sessionPipeline({ mode: "replay", ...options }), defaultIfEmpty([] as HistoryEvent[])));
+	}
+
+	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */
+	private async storedCheckpoints(): Promise<Map<string, SourceCheckpoint> | undefined> {
+		if (!this.options.checkpoints) return undefined;
+		this.checkpoints ??= new Map(await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>()));
+		return this.checkpoints;
+	}
+
+	/** A file is skipped when it is as it was when ingested and the archive it went into is loaded. */
+	private unchangedSince(checkpoint: SourceCheckpoint | undefined, state: SourceState): boolean {
+		if (!checkpoint) return false;
+		if (checkpoint.size !== state.size || checkpoint.mtimeMs !== state.mtimeMs || checkpoint.headHash !== state.headHash) return false;
+		return this.state.sessions[checkpoint.sessionId] !== undefined;
 	}
 
 	/**
@@ -131,29 +220,56 @@ export class HistoryService {
 		return this.state.sessions[sessionId];
 	}
 
-	private async ingestSource(source: SessionSource, warnings: string[]): Promise<SessionIngestReport | undefined> {
-		const events = await lastValueFrom(
-			source.read().pipe(
-				sessionPipeline({ mode: "replay", ...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}) }),
-				defaultIfEmpty([] as HistoryEvent[]),
-			),
-		);
+	/**
+	 * Applies one file's events to the state. The archive write it needs (if any) is returned, not
+	 * awaited: the caller decides how many to keep in flight. The state is updated before the
+	 * write, as a live update's is.
+	 */
+	private applyReplay(source: SessionSource, events: readonly HistoryEvent[], warnings: string[]): { report?: SessionIngestReport; sessionId: string; write?: Promise<void> } {
 		const seen = events.find((e) => e.type === "SessionSeen");
 		if (!seen) {
 			if (events.length > 0) warnings.push(`${source.key}: no session header and no session id in the file name; ${events.length} line(s) rejected`);
-			return undefined;
+			return { sessionId: "" };
 		}
 		const sessionId = seen.session.sessionId;
 		if (!isValidId(sessionId)) {
 			warnings.push(`${source.key}: session id ${JSON.stringify(sessionId.slice(0, 80))} is not a valid id; file skipped`);
-			return undefined;
+			return { sessionId: "" };
 		}
-		const before = this.state.sessions[sessionId];
+		const existing = this.state.sessions[sessionId];
+		if (existing === undefined) {
+			// A session the state does not hold yet: its archive is made apart (the reducer only
+			// touches the session its events name, so the result is the same) and joins the state
+			// with others in a batch. Adding each to the state at once copies the whole session
+			// record every time: quadratic over a cold ingest of a thousand files.
+			const before = this.newSessions.get(sessionId);
+			const after = applyArchiveEvents(before ? { sessions: { [sessionId]: before } } : initialArchiveState(), events).sessions[sessionId] as SessionArchive;
+			this.newSessions.set(sessionId, after);
+			if (this.newSessions.size >= NEW_SESSIONS_BATCH) this.addNewSessions();
+			const written = after !== before;
+			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.options.store.write(after) } : {}) };
+		}
 		this.state = applyArchiveEvents(this.state, events);
 		const after = this.state.sessions[sessionId] as SessionArchive;
-		const written = after !== before;
-		if (written) await this.options.store.write(after);
-		return reportOf(after, events, written);
+		const written = after !== existing;
+		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.options.store.write(after) } : {}) };
+	}
+
+	/**
+	 * Adds the sessions an ingest made apart to the state, in one copy of the session record. One
+	 * that the state got meanwhile (a live update) is merged through the reducer instead.
+	 */
+	private addNewSessions(): void {
+		if (this.newSessions.size === 0) return;
+		const sessions: Record<string, SessionArchive> = { ...this.state.sessions };
+		const merge: HistoryEvent[] = [];
+		for (const [id, archive] of this.newSessions) {
+			if (sessions[id] === undefined) sessions[id] = archive;
+			else merge.push(...archiveEvents(archive));
+		}
+		this.newSessions.clear();
+		this.state = Object.freeze({ ...this.state, sessions: Object.freeze(sessions) });
+		if (merge.length > 0) this.state = applyArchiveEvents(this.state, merge);
 	}
 
 	/** The workspace's sessions, newest first (fresh: picks up changed session files first). */
@@ -165,7 +281,7 @@ export class HistoryService {
 	/** The tool's `search` (fresh). Throws `QueryError` for bad parameters. */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
 		await this.refresh();
-		return searchHistory(this.getView(), params);
+		return searchHistory(this.getView(), params, this.searchIndex);
 	}
 
 	/** The tool's `read` (fresh). Throws `QueryError` for a bad or unknown id or bad paging. */
@@ -188,4 +304,18 @@ function reportOf(archive: SessionArchive, events: readonly HistoryEvent[], writ
 		rejectedLines: events.filter((e) => e.type === "LineRejected").length,
 		written,
 	};
+}
+
+/** `fn` over `items` with at most `limit` calls in flight; results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R> | undefined): Promise<(R | undefined)[]> {
+	const out: (R | undefined)[] = new Array(items.length);
+	let next = 0;
+	const worker = async () => {
+		while (next < items.length) {
+			const i = next++;
+			out[i] = await fn(items[i] as T);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+	return out;
 }

@@ -1,4 +1,5 @@
 import { map, type OperatorFunction } from "rxjs";
+import { scanMessageLine } from "./scanMessageLine.ts";
 import type { EntryLite, MessageLite, ParsedLine, SessionHeaderLine } from "./sessionEntry.ts";
 import type { SourceLine } from "./splitLines.ts";
 
@@ -16,8 +17,21 @@ export function parseLines(): OperatorFunction<SourceLine[], ParsedLine[]> {
 	return map((lines) => lines.map(parseLine));
 }
 
-/** Parses one line. Exported for tests and for callers that already hold a single line. */
+/**
+ * Parses one line. Exported for tests and for callers that already hold a single line.
+ *
+ * A `message` line in Pi's own layout is read on its raw bytes first (`scanMessageLine`: validated
+ * as JSON, only the kept strings decoded); any other line, or one the fast path is not sure of,
+ * is decoded and parsed in full. Both give the same result for every line the fast path takes.
+ */
 export function parseLine(source: SourceLine): ParsedLine {
+	const entry = scanMessageLine(source.bytes, source.line);
+	if (entry) return { kind: "entry", entry };
+	return parseLineInFull(source);
+}
+
+/** Parses one line by decoding it and `JSON.parse`: the reference the fast path must agree with. */
+export function parseLineInFull(source: SourceLine): ParsedLine {
 	const text = decoder.decode(source.bytes);
 	let value: unknown;
 	try {

@@ -28,6 +28,46 @@ export interface SessionSource {
 	 * or `undefined` when the file is gone. Lets a refresh skip files it has already read.
 	 */
 	fingerprint?(): Promise<string | undefined>;
+	/**
+	 * What the file looks like now, for a checkpoint that outlives the process (see
+	 * `CheckpointStore`), or `undefined` when the file is gone. Taken before the file is read.
+	 */
+	state?(): Promise<SourceState | undefined>;
+}
+
+/**
+ * A session file's identity and shape, as kept in a checkpoint: never a path. `key` is the file's
+ * name with the session id it carries (`<sessionId>/<file name>`), so the same file copied to
+ * another machine, or moved, keeps its key.
+ */
+export interface SourceState {
+	readonly key: string;
+	readonly size: number;
+	readonly mtimeMs: number;
+	/** A hash of the file's first bytes (its header and first entries): a rewrite shows here. */
+	readonly headHash: string;
+}
+
+/** A source as last ingested: its state then, and the session (archive) it went into. */
+export interface SourceCheckpoint {
+	readonly size: number;
+	readonly mtimeMs: number;
+	readonly headHash: string;
+	/** The session (archive) the file was ingested into. */
+	readonly sessionId: string;
+}
+
+/**
+ * Where per-file checkpoints persist between processes (the workspace's
+ * `.pi/pbot/checkpoints.json`), so that a new process skips the files it finds unchanged and
+ * reads only archives. Losing it costs one re-read of every file, nothing else: a checkpoint is
+ * only trusted when the archive it names is present.
+ */
+export interface CheckpointStore {
+	/** The checkpoints by `SourceState.key` (empty when there are none or they are unreadable). */
+	load(): Promise<ReadonlyMap<string, SourceCheckpoint>>;
+	/** Records these checkpoints (merged over what is stored: other processes' entries stay). */
+	save(checkpoints: ReadonlyMap<string, SourceCheckpoint>): Promise<void>;
 }
 
 /** Finds the session files that belong to the workspace. */

@@ -11,6 +11,13 @@ import type { ParsedLine } from "./sessionEntry.ts";
 import { splitLines, type SplitLinesOptions } from "./splitLines.ts";
 import { toHistoryEvents } from "./toHistoryEvents.ts";
 
+/**
+ * Version of what the pipeline extracts from a session file. Raise it whenever a change makes the
+ * same file give other Q&A, branches or plans: checkpoints of another version are ignored, so
+ * every file is read again under the new rules.
+ */
+export const EXTRACTION_VERSION = 1;
+
 export interface SessionPipelineOptions extends SplitLinesOptions {
 	/**
 	 * `replay`: the source is a whole file; derive once when it completes.

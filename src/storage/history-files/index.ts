@@ -1,3 +1,21 @@
-export { ArchiveError, archivePath, HISTORY_DIR, historyDir, listArchiveIds, PBOT_DIR, parseArchive, readArchive, writeArchive } from "./archiveFiles.ts";
+export {
+	ArchiveError,
+	type ArchiveErrorCode,
+	archivePath,
+	dropLegacyFields,
+	HISTORY_DIR,
+	historyDir,
+	listArchiveIds,
+	PBOT_DIR,
+	parseArchive,
+	readArchive,
+	readArchiveCleaning,
+	sweepLeftovers,
+	writeArchive,
+	type WriteArchiveOptions,
+} from "./archiveFiles.ts";
+export { LEGACY_PATH_FIELDS, upcastArchive, type LegacyPaths, type UpcastResult } from "./archiveShape.ts";
+export { FileLockTimeout, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 export { isTemporaryFile, writeFileAtomic, writeJsonAtomic } from "./writeJsonAtomic.ts";
 export { memoryArchiveStore, workspaceArchiveStore } from "./archiveStore.ts";
+export { migrateOldArchives, oldHistoryDir, type MigrateOldArchivesOptions, type MigrationReport } from "./migrateOldArchives.ts";

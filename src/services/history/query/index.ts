@@ -18,6 +18,7 @@ export {
 } from "./params.ts";
 export { qaBody, readNode, sessionBody, summaryBody } from "./read.ts";
 export { searchHistory } from "./search.ts";
+export { ngramSearchIndex, type NgramIndexOptions, type NgramIndexStats, type NgramSearchIndex } from "./ngramSearchIndex.ts";
 export { defaultSearchIndex, scanSearchIndex, searchableText, type SearchDocument, type SearchIndex } from "./searchIndex.ts";
 export { listSessions } from "./sessions.ts";
 export { formatRange, formatTime, oneLine, sliceUtf16, snippetAround, type Snippet } from "./text.ts";

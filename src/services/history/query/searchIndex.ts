@@ -1,21 +1,38 @@
 /**
- * Where search looks things up. The default is a scan over one precomputed folded string per
- * document; a later n-gram index can implement the same interface (and `candidates`) without the
- * search itself changing.
+ * Where search looks things up. `scanSearchIndex` folds every document once and scans them all;
+ * `ngramSearchIndex` (ngramSearchIndex.ts) answers from trigram postings and compact folded bytes,
+ * which is what the history service uses. Both give the same hits: the search itself does not
+ * change with the index.
  */
 import type { SummaryRecord } from "../archive.ts";
+import type { QueryView } from "../queryView.ts";
 import type { QaNode } from "../types.ts";
+import type { TimeWindow } from "./params.ts";
 import { foldText, originalRange, type FoldedText } from "./fold.ts";
 
 /** What search matches: a Q&A original or a summary. */
 export type SearchDocument = QaNode | SummaryRecord;
 
+/** The filters of a search besides its text. */
+export interface SearchFilter {
+	readonly sessionId?: string;
+	readonly window: TimeWindow;
+}
+
+/** An index's answer to a search: the best hits in order, and how many hits there are in all. */
+export interface RankedMatches {
+	readonly top: readonly SearchDocument[];
+	readonly total: number;
+}
+
 export interface SearchIndex {
 	/**
-	 * Documents that may contain the folded needle, or `undefined` for "any document may". An
-	 * index that can narrow the set (n-grams) says so here; the scan cannot.
+	 * The search's hits ranked as `searchHistory` ranks them (level, then newest end first, then
+	 * id), without the fork copies it drops (`forkDuplicates.ts`): the first `needed` in order and
+	 * the total; or `undefined` when this index cannot answer and the search scans with `indexOf`.
+	 * An index that answers must answer exactly as the scan does (a test compares them).
 	 */
-	candidates?(needle: string): ReadonlySet<SearchDocument> | undefined;
+	ranked?(view: QueryView, needle: string, filter: SearchFilter, needed: number): RankedMatches | undefined;
 	/** The original text a document is searched in (what snippets are cut from). */
 	textOf(doc: SearchDocument): string;
 	/** Folded offset of the first occurrence of a folded needle in the document, or -1. */

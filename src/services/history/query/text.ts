@@ -35,9 +35,22 @@ export function snippetAround(text: string, start: number, end: number, context 
 // Both look at a window of the text wide enough for `count` graphemes of ordinary text and widen
 // it while it holds too few (emoji sequences are up to a dozen units each). A window edge inside
 // the text may split a grapheme, so the outermost segment of such a window is never used.
+//
+// Fast path (same result, no segmenter): a window of only characters that are each one grapheme
+// on their own and never join a neighbour — printable ASCII, tab and newline (not CR, which joins
+// LF), Latin-1 and Latin Extended letters, general punctuation, CJK ideographs, kana and Hangul
+// syllables (no combining marks, jamo, surrogates, emoji, joiners) — is segmented by counting units.
+const SIMPLE = /^[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff9d]*$/;
 
 function graphemesBefore(text: string, at: number, count: number): { text: string; cut: boolean } {
-	for (let reach = count * 4; ; reach *= 2) {
+	const window = count * 4;
+	const start = Math.max(0, at - window);
+	if (SIMPLE.test(text.slice(start, at))) {
+		// As below with every unit a grapheme: the first unit of a window that starts inside the text is dropped.
+		const units = start > 0 ? at - start - 1 : at - start;
+		return { text: text.slice(Math.max(start, at - count), at), cut: start > 0 || units > count };
+	}
+	for (let reach = window; ; reach *= 2) {
 		const from = Math.max(0, at - reach);
 		let parts = segments(text.slice(from, at));
 		if (from > 0) parts = parts.slice(1);
@@ -46,7 +59,13 @@ function graphemesBefore(text: string, at: number, count: number): { text: strin
 }
 
 function graphemesAfter(text: string, at: number, count: number): { text: string; cut: boolean } {
-	for (let reach = count * 4; ; reach *= 2) {
+	const window = count * 4;
+	const end = Math.min(text.length, at + window);
+	if (SIMPLE.test(text.slice(at, end))) {
+		const units = end < text.length ? end - at - 1 : end - at;
+		return { text: text.slice(at, at + Math.min(count, units)), cut: end < text.length || units > count };
+	}
+	for (let reach = window; ; reach *= 2) {
 		const to = Math.min(text.length, at + reach);
 		let parts = segments(text.slice(at, to));
 		if (to < text.length) parts = parts.slice(0, -1);

@@ -1,0 +1,347 @@
+/**
+ * The n-gram (trigram) search index: answers a search without looking at every document, and
+ * gives exactly the scan's answer (a test compares them on Pi's files and generated sessions).
+ *
+ * - Every indexed document (a Q&A original, or a summary once it is ready) has a number; its
+ *   folded text is stored once, as UTF-8, in a `FoldedArena`, and each distinct trigram of it
+ *   (three UTF-16 units of the folded text) lists the number in `TrigramPostings`. What ranking
+ *   and filters need (level, start and end times, session, whether it may be a fork's copy) is
+ *   kept per number in typed arrays, so a hit costs a few array reads, not an object.
+ * - A needle of three units or more: the lists of its trigrams are intersected, rarest first, and
+ *   the candidates are checked against their folded bytes, one by one when they are few, in one
+ *   forward pass when they are many (a needle of exactly three units needs no check: its one
+ *   trigram is the needle).
+ * - A needle made only of word characters (`a–z 0–9 _`) whose trigrams leave many candidates:
+ *   the union of the word lists (`TokenPostings`) of the words that contain it — exact, and no
+ *   document's bytes are read. This is what keeps a needle found in most documents cheap.
+ * - A shorter needle: one pass over the arena (a native `indexOf` over contiguous bytes).
+ * - A needle that is not well-formed UTF-16, or holds U+FFFD: not answered (`undefined`); the
+ *   search scans the strings instead (see `FoldedArena` for why).
+ *
+ * The index follows the view: before answering it brings itself up to date with the archive state
+ * it is asked about, re-indexing only sessions whose archive object changed (immer gives a changed
+ * archive a new object and keeps unchanged documents' objects), and within those only the
+ * documents whose object changed. Replaced documents are forgotten (their slots are cleared); when
+ * forgotten bytes outweigh live ones the index is rebuilt. It holds no text of its own but the
+ * arena: snippets and offsets are computed from the originals, for the page of hits only.
+ */
+import type { SessionArchive } from "../archive.ts";
+import type { QueryView } from "../queryView.ts";
+import type { QaNode } from "../types.ts";
+import { foldText, originalRange, type FoldedText } from "./fold.ts";
+import { FoldedArena } from "./foldedArena.ts";
+import type { PostingLists } from "./postingLists.ts";
+import { ancestorCopies } from "./forkDuplicates.ts";
+import { intersects } from "./params.ts";
+import { isQa, searchableText, type SearchDocument, type SearchFilter, type SearchIndex } from "./searchIndex.ts";
+import { compareIds } from "./sessions.ts";
+import { timeMs } from "./text.ts";
+import { isTokenNeedle, TokenPostings } from "./tokenPostings.ts";
+import { TrigramPostings } from "./trigramPostings.ts";
+
+/** Stop intersecting lists once this few candidates remain: checking them is cheaper. */
+const FEW_CANDIDATES = 16;
+/** Above this many candidates, a word needle is answered from the word lists instead of checked. */
+const CHECK_AT_MOST = 2_000;
+/** Rebuild when forgotten arena bytes exceed both this and the live bytes. */
+const REBUILD_MIN_DEAD_BYTES = 16 << 20;
+
+interface IndexedSession {
+	readonly archive: SessionArchive;
+	readonly index: number;
+	readonly docs: number[];
+}
+
+/** Statistics for the bench and for a person wondering where the memory went. */
+export interface NgramIndexStats {
+	readonly documents: number;
+	readonly trigrams: number;
+	readonly tokens: number;
+	readonly postingBytes: number;
+	readonly arenaBytes: number;
+	readonly memoryBytes: number;
+}
+
+export interface NgramSearchIndex extends SearchIndex {
+	stats(): NgramIndexStats;
+}
+
+/** Per-document facts in typed arrays, grown by doubling. */
+class DocumentTable {
+	level = new Int32Array(1024);
+	startMs = new Float64Array(1024);
+	endMs = new Float64Array(1024);
+	session = new Int32Array(1024);
+	/** 1: a Q&A of a session forked from another (it may be a copy the search drops). */
+	fork = new Uint8Array(1024);
+
+	set(num: number, doc: SearchDocument, session: number, forked: boolean): void {
+		if (num >= this.level.length) this.grow(num + 1);
+		this.level[num] = isQa(doc) ? 0 : doc.level;
+		this.startMs[num] = timeMs(doc.startedAt);
+		this.endMs[num] = timeMs(doc.endedAt);
+		this.session[num] = session;
+		this.fork[num] = forked && isQa(doc) ? 1 : 0;
+	}
+
+	private grow(min: number): void {
+		const size = Math.max(min, this.level.length * 2);
+		const grown = <T extends Int32Array | Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+			const b = make(size);
+			b.set(a);
+			return b;
+		};
+		this.level = grown(this.level, (n) => new Int32Array(n));
+		this.startMs = grown(this.startMs, (n) => new Float64Array(n));
+		this.endMs = grown(this.endMs, (n) => new Float64Array(n));
+		this.session = grown(this.session, (n) => new Int32Array(n));
+		this.fork = grown(this.fork, (n) => new Uint8Array(n));
+	}
+
+	bytes(): number {
+		return this.level.length * (4 + 8 + 8 + 4 + 1);
+	}
+}
+
+export interface NgramIndexOptions {
+	/** Candidates a word needle may have before the word lists answer it instead (tests lower it). */
+	readonly checkAtMost?: number;
+}
+
+export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIndex {
+	const checkAtMost = options.checkAtMost ?? CHECK_AT_MOST;
+	let postings = new TrigramPostings();
+	let tokens = new TokenPostings();
+	let arena = new FoldedArena();
+	let table = new DocumentTable();
+	let docs: (SearchDocument | undefined)[] = [];
+	let live = 0;
+	let liveBytes = 0;
+	let deadBytes = 0;
+	const sessions = new Map<string, IndexedSession>();
+	let sessionCount = 0;
+	let syncedWith: QueryView["state"] | undefined;
+	const isLive = (doc: number) => docs[doc] !== undefined;
+
+	const addDocument = (doc: SearchDocument, session: number, forked: boolean): number => {
+		const num = docs.length;
+		docs.push(doc);
+		live++;
+		table.set(num, doc, session, forked);
+		const { folded } = foldText(searchableText(doc));
+		arena.add(num, folded);
+		liveBytes += arena.sizeOf(num);
+		postings.addText(folded, num);
+		tokens.addDocument(folded, num);
+		return num;
+	};
+	const removeDocument = (num: number) => {
+		if (docs[num] === undefined) return;
+		docs[num] = undefined;
+		live--;
+		const bytes = arena.sizeOf(num);
+		arena.remove(num);
+		liveBytes -= bytes;
+		deadBytes += bytes;
+	};
+	const documentsOf = (archive: SessionArchive): SearchDocument[] => {
+		const out: SearchDocument[] = [];
+		for (const qa of Object.values(archive.nodes)) out.push(qa);
+		for (const s of Object.values(archive.summaries)) if (s.status === "ready") out.push(s);
+		return out;
+	};
+	const stillIn = (archive: SessionArchive, doc: SearchDocument) => (isQa(doc) ? archive.nodes[doc.id] === doc : archive.summaries[doc.id] === doc && doc.status === "ready");
+
+	const rebuild = () => {
+		postings = new TrigramPostings();
+		tokens = new TokenPostings();
+		arena = new FoldedArena();
+		table = new DocumentTable();
+		docs = [];
+		live = 0;
+		liveBytes = 0;
+		deadBytes = 0;
+		sessions.clear();
+		syncedWith = undefined;
+	};
+
+	const sync = (view: QueryView) => {
+		if (syncedWith === view.state) return;
+		if (deadBytes > REBUILD_MIN_DEAD_BYTES && deadBytes > liveBytes) rebuild();
+		const current = view.state.sessions;
+		for (const [id, indexed] of sessions) {
+			if (current[id] === undefined) {
+				for (const num of indexed.docs) removeDocument(num);
+				sessions.delete(id);
+			}
+		}
+		for (const [id, archive] of Object.entries(current)) {
+			const indexed = sessions.get(id);
+			if (indexed?.archive === archive) continue;
+			const forked = archive.session.parentSessionId !== undefined;
+			const kept: number[] = [];
+			const keptDocs = new Set<SearchDocument>();
+			for (const num of indexed?.docs ?? []) {
+				const doc = docs[num];
+				// A kept document's facts are rewritten: the session may have become a fork's (its header read later).
+				if (doc !== undefined && stillIn(archive, doc)) {
+					kept.push(num);
+					keptDocs.add(doc);
+					table.fork[num] = forked && isQa(doc) ? 1 : 0;
+				} else removeDocument(num);
+			}
+			const index = indexed?.index ?? sessionCount++;
+			for (const doc of documentsOf(archive)) if (!keptDocs.has(doc)) kept.push(addDocument(doc, index, forked));
+			sessions.set(id, { archive, index, docs: kept });
+		}
+		syncedWith = view.state;
+	};
+
+	/** Document numbers whose folded text contains the needle (well-formed, no U+FFFD), ascending. */
+	const find = (needle: string): Int32Array | number[] => {
+		const bytes = Buffer.from(needle, "utf8");
+		const word = isTokenNeedle(needle);
+		if (needle.length < 3) return arena.scan(bytes, isLive);
+		const lists = postings.lists;
+		const ids: number[] = [];
+		for (let i = 0; i + 2 < needle.length; i++) {
+			const id = postings.find(needle.charCodeAt(i), needle.charCodeAt(i + 1), needle.charCodeAt(i + 2));
+			if (id < 0) return [];
+			if (!ids.includes(id)) ids.push(id);
+		}
+		ids.sort((a, b) => lists.frequency(a) - lists.frequency(b));
+		let candidates: Int32Array = lists.documents(ids[0] as number);
+		// Every list is worth walking: decoding a posting costs a few ns, checking a candidate's bytes ~0.3 µs.
+		for (let k = 1; k < ids.length && candidates.length > FEW_CANDIDATES; k++) candidates = lists.intersect(ids[k] as number, candidates);
+		if (needle.length === 3) return candidates;
+		if (word && candidates.length > checkAtMost) return union(tokens.lists, tokens.listsContaining(needle).lists, docs.length);
+		// One forward pass pays off only when most documents between the first and last candidate are
+		// candidates; otherwise each is checked within its own bytes.
+		const span = candidates.length === 0 ? 1 : (candidates[candidates.length - 1] as number) - (candidates[0] as number) + 1;
+		return arena.verify(candidates, bytes, candidates.length > span / 2);
+	};
+
+	// Folded forms of the few documents whose offsets are asked for (the page of hits).
+	const recent = new Map<SearchDocument, FoldedText>();
+	const foldedOf = (doc: SearchDocument): FoldedText => {
+		let f = recent.get(doc);
+		if (!f) {
+			f = foldText(searchableText(doc));
+			if (recent.size >= 256) recent.delete(recent.keys().next().value as SearchDocument);
+			recent.set(doc, f);
+		}
+		return f;
+	};
+
+	return {
+		ranked(view, needle, filter, needed) {
+			if (!isWellFormed(needle) || needle.includes("\ufffd")) return undefined;
+			sync(view);
+			return rank(view, find(needle), filter, needed);
+		},
+		textOf: searchableText,
+		indexOf: (doc, needle) => foldedOf(doc).folded.indexOf(needle),
+		originalRange: (doc, start, length) => originalRange(searchableText(doc), foldedOf(doc), start, length),
+		stats: () => ({
+			documents: live,
+			trigrams: postings.size,
+			tokens: tokens.size,
+			postingBytes: postings.bytes + tokens.lists.bytes,
+			arenaBytes: arena.bytes,
+			memoryBytes: postings.memoryBytes() + tokens.memoryBytes() + arena.memoryBytes() + table.bytes() + docs.length * 8,
+		}),
+	};
+
+	/**
+	 * Filters, drops fork copies and ranks, as `searchHistory` does: level, newest end first, id.
+	 * A heap keeps the best `needed`; the rest are only counted.
+	 */
+	function rank(view: QueryView, nums: Int32Array | number[], filter: SearchFilter, needed: number): { top: SearchDocument[]; total: number } {
+		const { level, endMs, startMs, session, fork } = table;
+		const only = filter.sessionId === undefined ? -1 : (sessions.get(filter.sessionId)?.index ?? -2);
+		const window = filter.window;
+		const filtered = window.fromMs !== undefined || window.toMs !== undefined;
+		const passes = (doc: QaNode) => (filter.sessionId === undefined || doc.sessionId === filter.sessionId) && (!filtered || intersects(window, timeMs(doc.startedAt), timeMs(doc.endedAt)));
+		// Worse first: the heap's root is the worst of the best kept so far.
+		const worse = (a: number, b: number) => (level[a] as number) - (level[b] as number) || (endMs[b] as number) - (endMs[a] as number) || compareIds((docs[a] as SearchDocument).id, (docs[b] as SearchDocument).id);
+		const heap: number[] = [];
+		let total = 0;
+		// Newest documents have the highest numbers: walking down, the best come first and the
+		// rest mostly fail one comparison with the heap's worst.
+		for (let k = nums.length - 1; k >= 0; k--) {
+			const num = nums[k] as number;
+			if (docs[num] === undefined) continue; // forgotten (a trigram list still names it)
+			if (only !== -1 && session[num] !== only) continue;
+			if (filtered && !intersects(window, startMs[num] as number, endMs[num] as number)) continue;
+			// A copy of a Q&A that an ancestor session holds with the same content is shown once, there.
+			// The copy has the same text, so it is a hit exactly when it passes the filters.
+			if (fork[num] === 1 && ancestorCopies(view, docs[num] as QaNode).some(passes)) continue;
+			total++;
+			if (needed === 0) continue;
+			if (heap.length < needed) heapPush(heap, num, worse);
+			else if (worse(num, heap[0] as number) < 0) heapReplaceRoot(heap, num, worse);
+		}
+		heap.sort(worse);
+		return { top: heap.map((n) => docs[n] as SearchDocument), total };
+	}
+}
+
+/** The documents of any of the lists, ascending, once each (`size`: above every document number). */
+function union(lists: PostingLists, ids: readonly number[], size: number): Int32Array | number[] {
+	if (ids.length === 0) return [];
+	if (ids.length === 1) return lists.documents(ids[0] as number);
+	const seen = new Uint8Array(size);
+	let n = 0;
+	for (const id of ids) {
+		for (const doc of lists.documents(id)) {
+			if (seen[doc] === 0) {
+				seen[doc] = 1;
+				n++;
+			}
+		}
+	}
+	const out = new Int32Array(n);
+	let k = 0;
+	for (let doc = 0; doc < size && k < n; doc++) if (seen[doc] === 1) out[k++] = doc;
+	return out;
+}
+
+// A max-heap by `worse` (the root is the worst element kept).
+function heapPush(heap: number[], value: number, worse: (a: number, b: number) => number): void {
+	heap.push(value);
+	let i = heap.length - 1;
+	while (i > 0) {
+		const parent = (i - 1) >> 1;
+		if (worse(heap[parent] as number, heap[i] as number) >= 0) break;
+		[heap[parent], heap[i]] = [heap[i] as number, heap[parent] as number];
+		i = parent;
+	}
+}
+
+function heapReplaceRoot(heap: number[], value: number, worse: (a: number, b: number) => number): void {
+	heap[0] = value;
+	let i = 0;
+	for (;;) {
+		const l = 2 * i + 1;
+		const r = l + 1;
+		let top = i;
+		if (l < heap.length && worse(heap[l] as number, heap[top] as number) > 0) top = l;
+		if (r < heap.length && worse(heap[r] as number, heap[top] as number) > 0) top = r;
+		if (top === i) return;
+		[heap[top], heap[i]] = [heap[i] as number, heap[top] as number];
+		i = top;
+	}
+}
+
+/** No lone surrogate (Node 20 has no `String.prototype.isWellFormed`). */
+function isWellFormed(text: string): boolean {
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c >= 0xd800 && c <= 0xdbff) {
+			const next = text.charCodeAt(i + 1);
+			if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+			i++;
+		} else if (c >= 0xdc00 && c <= 0xdfff) return false;
+	}
+	return true;
+}

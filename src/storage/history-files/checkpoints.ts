@@ -1,0 +1,83 @@
+import { mkdir, readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import type { CheckpointStore, SourceCheckpoint } from "../../services/history/ports.ts";
+import { EXTRACTION_VERSION } from "../../services/history/sessionPipeline.ts";
+import { PBOT_DIR } from "./archiveFiles.ts";
+import { writeFileAtomic } from "./writeJsonAtomic.ts";
+
+/** `.pi/pbot/checkpoints.json`, relative to the workspace. */
+export const CHECKPOINTS_FILE = join(PBOT_DIR, "checkpoints.json");
+const FORMAT = "pbot-history-checkpoints";
+const VERSION = 1;
+
+/**
+ * What the checkpoint file holds. Keys are `<sessionId>/<file name>` — never a path, so the file
+ * is as portable as the archives beside it. `extraction` is the pipeline's `EXTRACTION_VERSION`:
+ * checkpoints of another version are ignored (the files are read again with the new rules).
+ */
+interface CheckpointFile {
+	readonly format: typeof FORMAT;
+	readonly version: typeof VERSION;
+	readonly extraction: number;
+	readonly files: Readonly<Record<string, SourceCheckpoint>>;
+}
+
+/**
+ * The workspace's per-file checkpoints. Written atomically (temporary file and rename), merged
+ * over what is on disk. Two processes saving at once may drop each other's new entries: that only
+ * costs a re-read of those files later, never a missed change (a checkpoint is trusted only when
+ * its file's size, mtime and first bytes are unchanged and its archive is present).
+ */
+export function workspaceCheckpointStore(workspace: string): CheckpointStore {
+	const file = join(resolve(workspace), CHECKPOINTS_FILE);
+	return {
+		load: () => readCheckpoints(file),
+		save: async (checkpoints) => {
+			if (checkpoints.size === 0) return;
+			const merged = new Map(await readCheckpoints(file));
+			for (const [key, value] of checkpoints) merged.set(key, value);
+			const body: CheckpointFile = { format: FORMAT, version: VERSION, extraction: EXTRACTION_VERSION, files: Object.fromEntries([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+			await mkdir(dirname(file), { recursive: true });
+			await writeFileAtomic(file, `${JSON.stringify(body)}\n`);
+		},
+	};
+}
+
+/** Checkpoints in memory, for tests. */
+export function memoryCheckpointStore(): CheckpointStore & { readonly saved: ReadonlyMap<string, SourceCheckpoint> } {
+	const saved = new Map<string, SourceCheckpoint>();
+	return {
+		saved,
+		load: async () => new Map(saved),
+		save: async (checkpoints) => {
+			for (const [key, value] of checkpoints) saved.set(key, value);
+		},
+	};
+}
+
+async function readCheckpoints(file: string): Promise<Map<string, SourceCheckpoint>> {
+	let text: string;
+	try {
+		text = await readFile(file, "utf8");
+	} catch {
+		return new Map();
+	}
+	try {
+		const value = JSON.parse(text) as Partial<CheckpointFile>;
+		if (value.format !== FORMAT || value.version !== VERSION || value.extraction !== EXTRACTION_VERSION || typeof value.files !== "object" || value.files === null) return new Map();
+		const out = new Map<string, SourceCheckpoint>();
+		for (const [key, c] of Object.entries(value.files)) {
+			if (isCheckpoint(c)) out.set(key, { size: c.size, mtimeMs: c.mtimeMs, headHash: c.headHash, sessionId: c.sessionId });
+		}
+		return out;
+	} catch {
+		// A damaged checkpoint file costs one re-read of every file: it is rewritten on the next save.
+		return new Map();
+	}
+}
+
+function isCheckpoint(c: unknown): c is SourceCheckpoint {
+	if (typeof c !== "object" || c === null) return false;
+	const v = c as Record<string, unknown>;
+	return typeof v.size === "number" && typeof v.mtimeMs === "number" && typeof v.headHash === "string" && typeof v.sessionId === "string";
+}
