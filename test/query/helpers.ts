@@ -12,6 +12,7 @@ import type { HistoryEvent, SummaryReady } from "../../src/services/history/even
 import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
 import { sessionIdFromFileName } from "../../src/services/history/toHistoryEvents.ts";
 import type { QaNode } from "../../src/services/history/types.ts";
+import { QueryError } from "../../src/services/history/query/errors.ts";
 import { replayEvents } from "../helpers/entries.ts";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../../fixtures/sessions", import.meta.url));
@@ -108,4 +109,15 @@ export async function fixtureWorkspace(keys: readonly string[]): Promise<{ works
 /** No lone surrogate (String.prototype.isWellFormed is ES2024; the project's lib is ES2023). */
 export function isWellFormed(text: string): boolean {
 	return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/** The `QueryError` a call throws (anything else fails the test). */
+export function errorOf(fn: () => unknown): QueryError {
+	try {
+		fn();
+	} catch (err) {
+		if (err instanceof QueryError) return err;
+		throw err;
+	}
+	throw new Error("no error thrown");
 }

@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { QueryError } from "../../src/services/history/query/errors.ts";
+import { errorOf } from "./helpers.ts";
 import { parseInstant, parseNonNegativeInteger, parsePage, parseQueryText, parseTimeWindow } from "../../src/services/history/query/params.ts";
-
-function errorOf(fn: () => unknown): QueryError {
-	try {
-		fn();
-	} catch (err) {
-		if (err instanceof QueryError) return err;
-		throw err;
-	}
-	throw new Error("no error thrown");
-}
 
 describe("dates", () => {
 	it("takes a date alone as a whole UTC day: from its first millisecond, to its last", () => {

@@ -1,22 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { QueryView } from "../../src/services/history/queryView.ts";
 import { childrenOf } from "../../src/services/history/queryView.ts";
-import { QueryError } from "../../src/services/history/query/errors.ts";
 import { readNode } from "../../src/services/history/query/read.ts";
 import type { ReadParams, ReadResult } from "../../src/services/history/query/types.ts";
 import type { QaNode } from "../../src/services/history/types.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
-import { bytesView, fixtureSessionId, fixtureView, isWellFormed, NATIVE_KEYS, qaByQuestion, summariesAt, summaryReady, withEvents } from "./helpers.ts";
-
-function errorOf(fn: () => unknown): QueryError {
-	try {
-		fn();
-	} catch (err) {
-		if (err instanceof QueryError) return err;
-		throw err;
-	}
-	throw new Error("no error thrown");
-}
+import { NATIVE_KEYS, bytesView, errorOf, fixtureSessionId, fixtureView, isWellFormed, qaByQuestion, summariesAt, summaryReady, withEvents } from "./helpers.ts";
 
 /** The whole body, read slice by slice through `nextOffset`. */
 function readWhole(view: QueryView, params: ReadParams): { body: string; slices: ReadResult[] } {

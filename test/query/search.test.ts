@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { QueryView } from "../../src/services/history/queryView.ts";
-import { QueryError } from "../../src/services/history/query/errors.ts";
 import { searchHistory } from "../../src/services/history/query/search.ts";
 import type { SearchHit, SearchParams, SearchResult } from "../../src/services/history/query/types.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
 import {
+	errorOf,
 	bytesView,
 	fixtureSessionId,
 	fixtureView,
@@ -26,16 +26,6 @@ function hits(view: QueryView, params: SearchParams): SearchResult {
 
 function allHits(result: SearchResult): SearchHit[] {
 	return result.groups.flatMap((g) => g.hits);
-}
-
-function errorOf(fn: () => unknown): QueryError {
-	try {
-		fn();
-	} catch (err) {
-		if (err instanceof QueryError) return err;
-		throw err;
-	}
-	throw new Error("no error thrown");
 }
 
 /** Every hit of a search, page by page with the given limit, following `nextOffset`. */
