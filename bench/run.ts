@@ -76,8 +76,12 @@ const times = (x: number) => (Number.isFinite(x) ? `${x >= 100 ? x.toFixed(0) : 
 const yes = (ok: boolean) => (ok ? "yes" : "no");
 const count = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1)}k` : String(n));
 
-/** Runs a task in a child process and returns its result. */
+/**
+ * Runs a task in a child process and returns its result. Dirty pages left by the tasks before it
+ * are flushed first (`sync`), so one task's write-back does not land in the next one's fsyncs.
+ */
 async function child<T>(options: BenchOptions, task: string, params: Record<string, unknown>, flags: readonly string[] = []): Promise<T> {
+	spawnSync("sync");
 	const runtime = options.runtime ?? "dist";
 	const args =
 		runtime === "dist"
@@ -149,6 +153,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const singleDir = join(dataDir, "single");
 	const h = manifest.history;
 	const share = (k: keyof typeof h.byKind) => `${((h.byKind[k] / h.bytes) * 100).toFixed(0)} %`;
+	if (preset.name !== "large") notes.push(`The ${preset.name} preset is a smoke test: at this size, start-up and JIT warm-up weigh on every millisecond-scale timing and the ratios say little. The targets are for \`--preset large\`.`);
 	notes.push(
 		`History: ${h.files} session files, ${mb(h.bytes)}, ${h.questions} questions; bytes in tool results ${share("toolResult")}, assistant tool-call lines ${share("assistantToolCalls")}, user lines ${share("user")}, final answers ${share("finalAnswer")}. Single session: ${mb(manifest.single.bytes)}, ${manifest.single.questions} questions.`,
 	);
