@@ -29,7 +29,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const { service, stdout, stderr, signal } = options;
 	const report = await service.ingest();
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
-	if (!options.json) stdout(`Watching ${report.sessions.length} session(s); new Q&A appear below. Ctrl+C stops.`);
+	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);
 
 	const out = options.json ? ndjson.stringify() : undefined;
 	out?.on("data", (line: string | Buffer) => stdout(String(line).replace(/\n$/, "")));
@@ -57,11 +57,14 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 			);
 		}
 	};
-	await follow();
 	const watcher: FSWatcher = watch([...options.folders], { ignoreInitial: true, depth: 0 });
 	watcher.on("add", (path) => {
 		if (path.endsWith(".jsonl")) void follow();
 	});
+	// A file made before the watcher is ready would be missed: follow what is there once it is.
+	await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+	await follow();
+	if (!options.json) stdout(`Watching ${tails.size} session file(s); new Q&A appear below. Ctrl+C stops.`);
 	await new Promise<void>((resolve) => {
 		if (signal.aborted) resolve();
 		else signal.addEventListener("abort", () => resolve(), { once: true });

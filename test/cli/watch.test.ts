@@ -33,7 +33,7 @@ async function startWatch(args: string[]) {
 describe("pbot-history watch", () => {
 	it("shows only new Q&A, as a session file grows, and stops on its signal", async () => {
 		const { ws, out, stop } = await startWatch([]);
-		await waitFor(() => out.some((l) => l.startsWith("Watching 17 session(s)")), "the watch to start");
+		await waitFor(() => out.some((l) => /^Watching \d+ session file\(s\)/.test(l)), "the watch to start");
 		// A new session appears and grows, line by line, like Pi writes it.
 		const text = await readFile(fixturePath("steer-followup-abort"), "utf8");
 		const lines = text.split("\n");

@@ -104,8 +104,17 @@ describe("summaries inside Pi", () => {
 			else await runner.emit({ type: "message_start", message: { role: "user", content: [{ type: "text", text: "steer" }], timestamp: Date.now() } } as never);
 			release();
 			await h.runtime.summariesSettled();
+			await h.runtime.settled();
 			const all = await summaries(h.workspace);
-			expect(all.map((s) => s.status)).toEqual(["pending"]);
+			const disk = await archives(h.workspace);
+			const memory = Object.values(h.runtime.serviceFor({ cwd: h.workspace, sessionId: "x", agentDir: h.agentDir }).archiveState().sessions);
+			expect({
+				trigger,
+				statuses: all.map((s) => s.status),
+				problems: h.runtime.takeProblems(),
+				diskNodes: disk.map((a) => Object.keys(a.nodes).length),
+				memory: memory.map((a) => [Object.keys(a.nodes).length, Object.keys(a.summaries).length]),
+			}).toEqual({ trigger, statuses: ["pending"], problems: [], diskNodes: [4], memory: [[4, 1]] });
 			expect(JSON.stringify(all)).not.toContain("SHOULD NOT BE STORED");
 		});
 	}

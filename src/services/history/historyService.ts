@@ -56,6 +56,9 @@ export class HistoryService {
 	private view: QueryView | undefined;
 	private loaded = false;
 	private readonly warnings: string[] = [];
+	/** The write of each session in flight (see `writeSession`), and the archive object last written. */
+	private readonly writeChains = new Map<string, Promise<void>>();
+	private readonly lastWritten = new Map<string, SessionArchive>();
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
 	/** The search index over this service's view (built on the first search, then kept up to date). */
@@ -200,8 +203,32 @@ export class HistoryService {
 		this.state = applyArchiveEvents(this.state, events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined));
 		for (const id of sessionIds) {
 			const after = this.state.sessions[id];
-			if (after && after !== before.sessions[id]) await this.options.store.write(after);
+			if (after && after !== before.sessions[id]) await this.writeSession(id);
 		}
+	}
+
+	/**
+	 * Writes a session's archive as it stands when the write's turn comes, one write per session at
+	 * a time. Writes of one session are queued, and each takes the latest state: a write that was
+	 * asked for earlier can never land after a later one and put back an older branch set.
+	 */
+	private writeSession(sessionId: string): Promise<void> {
+		const previous = this.writeChains.get(sessionId) ?? Promise.resolve();
+		const next = previous
+			.catch(() => undefined)
+			.then(async () => {
+				// A session an ingest made apart may not have joined the state yet (see `applyReplay`).
+				const current = this.state.sessions[sessionId] ?? this.newSessions.get(sessionId);
+				if (!current || this.lastWritten.get(sessionId) === current) return;
+				await this.options.store.write(current);
+				this.lastWritten.set(sessionId, current);
+			});
+		this.writeChains.set(sessionId, next);
+		next.then(
+			() => this.writeChains.get(sessionId) === next && this.writeChains.delete(sessionId),
+			() => this.writeChains.get(sessionId) === next && this.writeChains.delete(sessionId),
+		);
+		return next;
 	}
 
 	/** The current query view (built on demand, reusing unchanged sessions). */
@@ -247,12 +274,12 @@ export class HistoryService {
 			this.newSessions.set(sessionId, after);
 			if (this.newSessions.size >= NEW_SESSIONS_BATCH) this.addNewSessions();
 			const written = after !== before;
-			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.options.store.write(after) } : {}) };
+			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
 		}
 		this.state = applyArchiveEvents(this.state, events);
 		const after = this.state.sessions[sessionId] as SessionArchive;
 		const written = after !== existing;
-		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.options.store.write(after) } : {}) };
+		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
 	}
 
 	/**

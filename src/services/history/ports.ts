@@ -12,6 +12,10 @@ export interface ArchiveStore {
 	list(): Promise<string[]>;
 	/** An archive, or `undefined` when there is none. Throws on a damaged one. */
 	read(sessionId: string): Promise<SessionArchive | undefined>;
+	/**
+	 * Stores an archive. The workspace store merges it with what is stored (under a lock), so two
+	 * processes writing one session lose neither's nodes nor summaries.
+	 */
 	write(archive: SessionArchive): Promise<void>;
 }
 
