@@ -16,18 +16,10 @@ import {
 } from "../../src/storage/history-files/index.ts";
 import { fixtureArchive } from "../helpers/fixtures.ts";
 import { hashTree } from "../helpers/workspace.ts";
-import { archiveTexts, nativeWorkspace, readyEveryOther, type NativeWorkspace } from "./helpers.ts";
+import { archiveTexts, readyEveryOther, useNativeWorkspaces } from "./helpers.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-	for (const c of cleanups.splice(0)) await c();
-});
-
-async function setup(): Promise<NativeWorkspace> {
-	const ws = await nativeWorkspace();
-	cleanups.push(ws.cleanup);
-	return ws;
-}
+/** A fresh workspace of real Pi sessions per call, removed after each test. */
+const setup = useNativeWorkspaces();
 
 const BAD_IDS = ["", ".", "..", "../x", "a/b", "a\\b", "/abs", "C:", "a.json", "a b", "a\u0000b", "é", "-", "_", "x".repeat(129), "..%2f"];
 

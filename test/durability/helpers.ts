@@ -7,6 +7,7 @@ import type { HistoryEvent, SummaryReady } from "../../src/services/history/even
 import type { HistoryService } from "../../src/services/history/historyService.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
+import { afterEach } from "vitest";
 
 export interface NativeWorkspace {
 	readonly root: string;
@@ -70,4 +71,17 @@ export async function readyEveryOther(service: HistoryService, sessionIds: reado
 	}
 	await service.applyEvents(events);
 	return made;
+}
+
+/** Registers cleanup after each test and returns a maker of fresh native workspaces. */
+export function useNativeWorkspaces(): () => Promise<NativeWorkspace> {
+	const cleanups: (() => Promise<void>)[] = [];
+	afterEach(async () => {
+		for (const c of cleanups.splice(0)) await c();
+	});
+	return async () => {
+		const ws = await nativeWorkspace();
+		cleanups.push(ws.cleanup);
+		return ws;
+	};
 }

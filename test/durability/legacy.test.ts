@@ -4,18 +4,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, readArchive } from "../../src/storage/history-files/index.ts";
-import { archivesOf, archiveTexts, nativeWorkspace, readyEveryOther, type NativeWorkspace } from "./helpers.ts";
+import { archivesOf, archiveTexts, readyEveryOther, useNativeWorkspaces } from "./helpers.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-	for (const c of cleanups.splice(0)) await c();
-});
-
-async function setup(): Promise<NativeWorkspace> {
-	const ws = await nativeWorkspace();
-	cleanups.push(ws.cleanup);
-	return ws;
-}
+/** A fresh workspace of real Pi sessions per call, removed after each test. */
+const setup = useNativeWorkspaces();
 
 const OLD_FILE = (id: string) => `${homedir()}/.pi/agent/sessions/--home-dev-acme-app--/2026-03-01T09-00-00-001Z_${id}.jsonl`;
 

@@ -7,18 +7,10 @@ import type { HistoryService } from "../../src/services/history/historyService.t
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
 import { PBOT_DIR } from "../../src/storage/history-files/index.ts";
 import { fauxSummaryModel } from "./children/shared.ts";
-import { archivesOf, archiveTexts, nativeWorkspace, readyEveryOther, type NativeWorkspace } from "./helpers.ts";
+import { archivesOf, archiveTexts, readyEveryOther, useNativeWorkspaces } from "./helpers.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-	for (const c of cleanups.splice(0)) await c();
-});
-
-async function setup(): Promise<NativeWorkspace> {
-	const ws = await nativeWorkspace();
-	cleanups.push(ws.cleanup);
-	return ws;
-}
+/** A fresh workspace of real Pi sessions per call, removed after each test. */
+const setup = useNativeWorkspaces();
 
 /** Everything a person or the model can ask of a service: sessions, searches, and a read of every node. */
 async function answers(service: HistoryService): Promise<unknown[]> {
