@@ -19,3 +19,4 @@ export { FileLockTimeout, lockPathOf, withFileLock, type FileLockOptions } from 
 export { isTemporaryFile, writeFileAtomic, writeJsonAtomic } from "./writeJsonAtomic.ts";
 export { memoryArchiveStore, workspaceArchiveStore } from "./archiveStore.ts";
 export { migrateOldArchives, oldHistoryDir, type MigrateOldArchivesOptions, type MigrationReport } from "./migrateOldArchives.ts";
+export { isInside, pathExists } from "./paths.ts";

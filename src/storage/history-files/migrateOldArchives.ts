@@ -1,5 +1,6 @@
-import { access, mkdir, readdir, readFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import { isInside, pathExists } from "./paths.ts";
+import { join, resolve } from "node:path";
 import { isValidId } from "../../services/history/ids.ts";
 import { archivePath, historyDir } from "./archiveFiles.ts";
 import { upcastArchive } from "./archiveShape.ts";
@@ -84,7 +85,7 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 		const wrote = await withFileLock(
 			lockPathOf(target),
 			async () => {
-				if (await exists(target)) return false;
+				if (await pathExists(target)) return false;
 				await writeJsonAtomic(target, archive);
 				return true;
 			},
@@ -137,18 +138,3 @@ function encodedFolderName(workspace: string): string {
 	return `--${workspace.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
-/** Whether `path` is `dir` or inside it. Only absolute paths can say where they are. */
-function isInside(path: string, dir: string): boolean {
-	if (!isAbsolute(path)) return false;
-	const rel = relative(resolve(dir), resolve(path));
-	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
-async function exists(path: string): Promise<boolean> {
-	try {
-		await access(path);
-		return true;
-	} catch {
-		return false;
-	}
-}

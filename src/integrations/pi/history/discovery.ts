@@ -1,5 +1,5 @@
-import { access } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { isInside, pathExists } from "../../../storage/history-files/index.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
 import { listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
@@ -33,11 +33,6 @@ export function nativeSessionDir(cwd: string, agentDir: string): string {
 	return join(agentDir, "sessions", safe);
 }
 
-/** Whether `path` is `dir` or inside it. */
-export function isInside(path: string, dir: string): boolean {
-	const rel = relative(resolve(dir), resolve(path));
-	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
 
 /** Finds the workspace's session files: see `DiscoveryOptions` for which folders and why. */
 export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
@@ -54,7 +49,7 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			// does not exist yet is skipped without a word.
 			for (const file of options.files ?? []) {
 				const path = resolve(workspace, file);
-				if (await exists(path)) take(path);
+				if (await pathExists(path)) take(path);
 			}
 			for (const dir of options.sessionDirs ?? []) for (const file of await listSessionFiles(resolve(workspace, dir))) take(file);
 
@@ -92,13 +87,4 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			return { sources: [...chosen.values()], warnings };
 		},
 	};
-}
-
-async function exists(path: string): Promise<boolean> {
-	try {
-		await access(path);
-		return true;
-	} catch {
-		return false;
-	}
 }
