@@ -67,3 +67,19 @@ export async function replayEvents(bytes: Uint8Array | readonly Uint8Array[], fa
 export function ofType<T extends HistoryEvent["type"]>(events: readonly HistoryEvent[], type: T): Extract<HistoryEvent, { type: T }>[] {
 	return events.filter((e): e is Extract<HistoryEvent, { type: T }> => e.type === type);
 }
+
+/**
+ * The lines of a linear session: n questions, each answered (the last one left open with
+ * `openTail`). Texts are `question <i>` and `answer <i>` unless `question` says otherwise.
+ */
+export function linearSession(sessionId: string, n: number, options: { openTail?: boolean; question?: (i: number) => string } = {}): unknown[] {
+	const lines: unknown[] = [header(sessionId)];
+	let parent: string | null = null;
+	for (let i = 0; i < n; i++) {
+		lines.push(user(`u${i}`, parent, options.question?.(i) ?? `question ${i}`));
+		const last = options.openTail === true && i === n - 1;
+		if (!last) lines.push(reply(`a${i}`, `u${i}`, `answer ${i}`));
+		parent = last ? `u${i}` : `a${i}`;
+	}
+	return lines;
+}

@@ -1,21 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { applyArchiveEvents, archiveEvents, initialArchiveState } from "../../src/services/history/archive.ts";
-import { header, jsonl, ofType, replayEvents, reply, user } from "../helpers/entries.ts";
+import { jsonl, linearSession, ofType, replayEvents, reply, user } from "../helpers/entries.ts";
 
 const SID = "0190aaaa-0000-7000-8000-000000000001";
 
 /** A linear session of n answered questions. */
-function linear(n: number, openTail = false): unknown[] {
-	const lines: unknown[] = [header(SID)];
-	let parent: string | null = null;
-	for (let i = 0; i < n; i++) {
-		lines.push(user(`u${i}`, parent, `question ${i}`));
-		const last = openTail && i === n - 1;
-		if (!last) lines.push(reply(`a${i}`, `u${i}`, `answer ${i}`));
-		parent = last ? `u${i}` : `a${i}`;
-	}
-	return lines;
-}
+const linear = (n: number, openTail = false) => linearSession(SID, n, { openTail });
 
 describe("archive projection", () => {
 	it("given the events of a session, holds its Q&A, plans and branches", async () => {

@@ -2,23 +2,13 @@ import { describe, expect, it } from "vitest";
 import { applyArchiveEvents, initialArchiveState, MAX_STORED_REJECTIONS, type SessionArchive } from "../../src/services/history/archive.ts";
 import type { HistoryEvent } from "../../src/services/history/events.ts";
 import { mergeArchives } from "../../src/services/history/mergeArchives.ts";
-import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
+import { jsonl, linearSession, replayEvents, reply, user } from "../helpers/entries.ts";
 import { fixtureBytes } from "../helpers/fixtures.ts";
 
 const SID = "0190aaaa-0000-7000-8000-000000000002";
 
 /** A linear session of n answered questions (the last one open when `openTail`). */
-function linear(n: number, openTail = false, extra: unknown[] = []): unknown[] {
-	const lines: unknown[] = [header(SID)];
-	let parent: string | null = null;
-	for (let i = 0; i < n; i++) {
-		lines.push(user(`u${i}`, parent, `question ${i}`));
-		const last = openTail && i === n - 1;
-		if (!last) lines.push(reply(`a${i}`, `u${i}`, `answer ${i}`));
-		parent = last ? `u${i}` : `a${i}`;
-	}
-	return [...lines, ...extra];
-}
+const linear = (n: number, openTail = false, extra: unknown[] = []): unknown[] => [...linearSession(SID, n, { openTail }), ...extra];
 
 async function archiveOf(lines: unknown[], events: HistoryEvent[] = [], base?: SessionArchive): Promise<SessionArchive> {
 	const start = base ? { sessions: { [SID]: base } } : initialArchiveState();

@@ -6,7 +6,7 @@ import { PROMPT_VERSION } from "../../src/services/history/summaries/prompts.ts"
 import { runSummaryPass, type SummaryTarget } from "../../src/services/history/summaries/summaryWorker.ts";
 import type { SummaryModel } from "../../src/services/history/summaries/summaryModel.ts";
 import { piSummaryModel } from "../../src/integrations/pi/history/piSummaryModel.ts";
-import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
+import { header, jsonl, linearSession, replayEvents, reply, user } from "../helpers/entries.ts";
 
 let faux: FauxProviderRegistration | undefined;
 afterEach(() => {
@@ -59,18 +59,7 @@ function fauxModel(answer: (user: string, call: number) => ReturnType<typeof fau
 }
 
 const SID = "0190bbbb-0000-7000-8000-000000000001";
-function linear(n: number, openLast = false): unknown[] {
-	const lines: unknown[] = [header(SID)];
-	let parent: string | null = null;
-	for (let i = 0; i < n; i++) {
-		lines.push(user(`u${i}`, parent, `question ${i} about topic-${i}`));
-		parent = `u${i}`;
-		if (openLast && i === n - 1) break;
-		lines.push(reply(`a${i}`, `u${i}`, `answer ${i}`));
-		parent = `a${i}`;
-	}
-	return lines;
-}
+const linear = (n: number, openLast = false) => linearSession(SID, n, { openTail: openLast, question: (i) => `question ${i} about topic-${i}` });
 
 describe("summary worker with the faux model", () => {
 	it("makes every due summary one call at a time, level 1 oldest first, then level 2 from level-1 texts", async () => {
