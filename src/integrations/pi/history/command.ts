@@ -32,7 +32,8 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 			const facts = sessionFactsOf(ctx);
 			const service = runtime.serviceFor(facts);
 			try {
-				await runtime.refresh(facts);
+				// Let a background ingest finish first; the query below refreshes (once) itself.
+				await runtime.settled();
 				if (keyword === "") await pickSession(ctx, service, await service.sessions({ limit: PICKER_LIMIT }));
 				else await pickHit(ctx, service, await service.search({ query: keyword, limit: PICKER_LIMIT }));
 			} catch (err) {
