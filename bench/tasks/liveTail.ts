@@ -38,6 +38,7 @@ export async function liveTail(sourceFile: string, startBytes: number, workspace
 	let parentId = (JSON.parse(lastLine) as { id?: string }).id ?? null;
 
 	const { service } = workspaceService(workspace, sessions);
+	await service.load();
 	await service.ingest();
 	const index = ngramSearchIndex();
 	const found = (token: string) => {

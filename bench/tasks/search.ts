@@ -107,6 +107,7 @@ export async function searchCorpus(corpusDir: string, workspace: string, count: 
 	const { files, bytes } = folderBytes(corpusDir);
 	const { service } = workspaceService(workspace, corpusDir, { store: discardingStore() });
 	const t0 = performance.now();
+	await service.load();
 	await service.ingest();
 	const t1 = performance.now();
 	const view = service.getView();

@@ -31,6 +31,7 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	const model = pickModel(registry, options, agentDir);
 	const auth = await registry.getApiKeyAndHeaders(model);
 	if (!auth.ok) throw new SummarizeSetupError(`no auth for ${model.provider}/${model.id}: ${auth.error}`);
+	await service.load();
 	await service.ingest();
 	const report = await runSummaryPass(
 		{ state: () => service.archiveState(), applyEvents: (events) => service.applyEvents(events) },

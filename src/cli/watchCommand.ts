@@ -27,6 +27,7 @@ export interface WatchOptions {
  */
 export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const { service, stdout, stderr, signal } = options;
+	await service.load(); // what is archived already is not news (below)
 	const report = await service.ingest();
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
 	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);

@@ -234,6 +234,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	await mkdir(clean, { recursive: true });
 	const cleanService = new HistoryService({ store: memoryArchiveStore(), discovery: fileDiscovery({ workspace: clean, sessionDirs: [natives] }) });
 	await cleanService.ingest();
+	await cleanService.load();
 	if (options.mode === "summarize") {
 		const target = { state: () => cleanService.archiveState(), applyEvents: (e: Parameters<typeof cleanService.applyEvents>[0]) => cleanService.applyEvents(e) };
 		await runSummaryPass(target, fauxSummaryModel("clean"), new AbortController().signal, { now: () => PINNED_NOW, maxAttemptsPerSummary: 1 });

@@ -60,6 +60,7 @@ export function readyEvent(sessionId: string, id: string, by = "faux/faux-1", at
 export async function readyEveryOther(service: HistoryService, sessionIds: readonly string[]): Promise<string[]> {
 	const made: string[] = [];
 	const events: HistoryEvent[] = [];
+	await service.load();
 	for (const sessionId of sessionIds) {
 		const archive = service.getArchive(sessionId);
 		Object.values(archive?.summaries ?? {}).forEach((s, i) => {

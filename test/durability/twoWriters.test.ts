@@ -134,6 +134,7 @@ describe("two processes on one workspace", () => {
 		// The end: every Q&A and branch of a clean run, every summary ready, each made one still ready.
 		const clean = new HistoryService({ store: memoryArchiveStore(), discovery: fileDiscovery({ workspace, sessionDirs: [natives] }) });
 		await clean.ingest();
+		await clean.load();
 		const expected = clean.archiveState().sessions;
 		const final = (await readAll(workspace)).archives;
 		expect([...final.keys()].sort()).toEqual(Object.keys(expected).sort());

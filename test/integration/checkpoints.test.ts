@@ -57,6 +57,8 @@ describe("checkpoints between processes", () => {
 		const report = await second.service.refresh();
 		expect(second.reads.filter((n) => n !== "empty.jsonl" && n.includes("_"))).toEqual([]);
 		expect(report.sessions).toEqual([]);
+		expect(second.service.isLoaded).toBe(false);
+		await Promise.all([first.service.load(), second.service.load()]);
 		expect(Object.keys(second.service.archiveState().sessions).sort()).toEqual(Object.keys(first.service.archiveState().sessions).sort());
 		const hits = await second.service.search({ query: "Dana Whitfield" });
 		expect(hits.kind === "hits" && hits.total).toBeGreaterThan(0);
@@ -99,6 +101,7 @@ describe("checkpoints between processes", () => {
 
 	it("reads again a file whose archive is gone", async () => {
 		const { workspace, sessions, files, first } = await setup();
+		await first.service.load();
 		const [sessionId] = Object.keys(first.service.archiveState().sessions).filter((id) => (files[2] as string).includes(id));
 		await rm(join(historyDir(workspace), `${sessionId}.json`));
 		const second = newProcess(workspace, sessions);
@@ -112,6 +115,7 @@ describe("checkpoints between processes", () => {
 		const read = second.reads.filter((n) => n !== "empty.jsonl");
 		expect(read).toContain(files[2]);
 		expect(read.sort()).toEqual(intoIt.sort());
+		await second.service.load();
 		expect(second.service.archiveState().sessions[sessionId as string]).toBeDefined();
 	});
 

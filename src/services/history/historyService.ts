@@ -1,5 +1,6 @@
+import { produce } from "immer";
 import { defaultIfEmpty, lastValueFrom } from "rxjs";
-import { applyArchiveEvents, archiveEvents, initialArchiveState, type ArchiveState, type SessionArchive } from "./archive.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
 import type { HistoryEvent } from "./events.ts";
 import { isValidId } from "./ids.ts";
 import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
@@ -52,9 +53,13 @@ const STAT_CONCURRENCY = 32;
  * discovery it is given do.
  */
 export class HistoryService {
+	/** The archives in memory: all of them once `load` ran, else only those something needed. */
 	private state: ArchiveState = initialArchiveState();
 	private view: QueryView | undefined;
+	/** Whether every stored archive is in `state` (what queries and the summary worker need). */
 	private loaded = false;
+	/** Ids of the archives in the store (listed once, then kept up to date by this process's writes). */
+	private stored: Set<string> | undefined;
 	private readonly warnings: string[] = [];
 	/** The write of each session in flight (see `writeSession`), and the archive object last written. */
 	private readonly writeChains = new Map<string, Promise<void>>();
@@ -63,27 +68,61 @@ export class HistoryService {
 	private readonly fingerprints = new Map<string, string>();
 	/** The search index over this service's view (built on the first search, then kept up to date). */
 	private readonly searchIndex: SearchIndex = ngramSearchIndex();
-	/** Sessions an ingest in progress made that are not in the state yet (see `addNewSessions`). */
-	private readonly newSessions = new Map<string, SessionArchive>();
+	/**
+	 * Archives an ingest made or updated apart from the state (see `applyReplay`): until `load`,
+	 * they stay here only until their write lands; after it, they join the state in batches.
+	 */
+	private readonly apart = new Map<string, SessionArchive>();
 	/** The stored checkpoints, read once per process (then kept up to date in memory). */
 	private checkpoints: Map<string, SourceCheckpoint> | undefined;
 
 	constructor(private readonly options: HistoryServiceOptions) {}
 
-	/** Loads every stored archive (once). Damaged archives are reported, not fatal. */
+	/**
+	 * Brings every stored archive into memory (once): what the query view and the summary worker
+	 * work on. Ingesting needs none of it — a refresh reads only the archives of the files that
+	 * changed — so a process that only ingests (and Pi until the first query) never holds the
+	 * whole history. A stored archive is already the projection of its events (replaying
+	 * `archiveEvents` of it gives it back), so it joins the state as it was read. Damaged archives
+	 * are reported, not fatal.
+	 */
 	async load(): Promise<void> {
 		if (this.loaded) return;
-		const events: HistoryEvent[] = [];
-		for (const id of await this.options.store.list()) {
+		const read: Record<string, SessionArchive> = {};
+		for (const id of await this.storedIds()) {
+			if (this.state.sessions[id] !== undefined || this.apart.has(id)) continue;
 			try {
 				const archive = await this.options.store.read(id);
-				if (archive) events.push(...archiveEvents(archive));
+				if (archive) read[id] = archive;
 			} catch (err) {
 				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
 			}
 		}
-		this.state = applyArchiveEvents(this.state, events);
+		// What arrived while reading (a live update, an ingest) is newer than what was read.
+		for (const id of Object.keys(read)) if (this.state.sessions[id] !== undefined || this.apart.has(id)) delete read[id];
+		this.state = produce(this.state, (draft) => {
+			Object.assign(draft.sessions, read);
+		});
 		this.loaded = true;
+		this.addApartSessions();
+	}
+
+	/** Whether every stored archive is in memory (`load` ran). */
+	get isLoaded(): boolean {
+		return this.loaded;
+	}
+
+	/** How many session archives this service holds in memory (a bench and a test look). */
+	get sessionsInMemory(): number {
+		let n = this.apart.size;
+		for (const id of Object.keys(this.state.sessions)) if (!this.apart.has(id)) n++;
+		return n;
+	}
+
+	/** The ids of the stored archives (listed once per process). */
+	private async storedIds(): Promise<Set<string>> {
+		this.stored ??= new Set(await this.options.store.list());
+		return this.stored;
 	}
 
 	/** Reads every discovered session file and updates the archives that changed. */
@@ -103,7 +142,7 @@ export class HistoryService {
 	}
 
 	private async ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
-		await this.load();
+		await this.storedIds();
 		const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
 		const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 		const reports: SessionIngestReport[] = [];
@@ -134,7 +173,7 @@ export class HistoryService {
 		for (const { source, fingerprint, state } of todo) {
 			try {
 				const events = await this.replaySource(source);
-				const ingested = this.applyReplay(source, events, warnings);
+				const ingested = await this.applyReplay(source, events, warnings);
 				if (ingested.report) reports.push(ingested.report);
 				const done = () => {
 					if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
@@ -157,7 +196,7 @@ export class HistoryService {
 			}
 		}
 		} finally {
-			this.addNewSessions();
+			this.addApartSessions();
 		}
 		await Promise.all(writes);
 		if (checkpoints && fresh.size > 0) {
@@ -181,11 +220,12 @@ export class HistoryService {
 		return this.checkpoints;
 	}
 
-	/** A file is skipped when it is as it was when ingested and the archive it went into is loaded. */
+	/** A file is skipped when it is as it was when ingested and the archive it went into exists. */
 	private unchangedSince(checkpoint: SourceCheckpoint | undefined, state: SourceState): boolean {
 		if (!checkpoint) return false;
 		if (checkpoint.size !== state.size || checkpoint.mtimeMs !== state.mtimeMs || checkpoint.headHash !== state.headHash) return false;
-		return this.state.sessions[checkpoint.sessionId] !== undefined;
+		const id = checkpoint.sessionId;
+		return this.state.sessions[id] !== undefined || this.apart.has(id) || this.stored?.has(id) === true;
 	}
 
 	/**
@@ -193,12 +233,12 @@ export class HistoryService {
 	 * archives they changed.
 	 */
 	async applyEvents(events: readonly HistoryEvent[]): Promise<void> {
-		await this.load();
 		const sessionIds = new Set<string>();
 		for (const e of events) {
 			const id = e.type === "SessionSeen" ? e.session.sessionId : e.type === "QaObserved" ? e.node.sessionId : e.type === "SummaryPlanned" ? e.plan.sessionId : e.sessionId;
 			if (id !== undefined && isValidId(id)) sessionIds.add(id);
 		}
+		await this.hold(sessionIds);
 		const before = this.state;
 		this.state = applyArchiveEvents(this.state, events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined));
 		for (const id of sessionIds) {
@@ -218,10 +258,15 @@ export class HistoryService {
 			.catch(() => undefined)
 			.then(async () => {
 				// A session an ingest made apart may not have joined the state yet (see `applyReplay`).
-				const current = this.state.sessions[sessionId] ?? this.newSessions.get(sessionId);
+				const current = this.state.sessions[sessionId] ?? this.apart.get(sessionId);
 				if (!current || this.lastWritten.get(sessionId) === current) return;
 				await this.options.store.write(current);
-				this.lastWritten.set(sessionId, current);
+				this.stored?.add(sessionId);
+				if (!this.loaded && this.apart.get(sessionId) === current) {
+					// Written and not needed in memory until something loads the history.
+					this.apart.delete(sessionId);
+					this.lastWritten.delete(sessionId);
+				} else this.lastWritten.set(sessionId, current);
 			});
 		this.writeChains.set(sessionId, next);
 		next.then(
@@ -231,19 +276,53 @@ export class HistoryService {
 		return next;
 	}
 
-	/** The current query view (built on demand, reusing unchanged sessions). */
+	/**
+	 * Puts the archives of these sessions into the state (from an ingest's own copy, or read from
+	 * the store), so events about them apply to what is stored rather than to an empty archive.
+	 */
+	private async hold(sessionIds: Iterable<string>): Promise<void> {
+		const stored = await this.storedIds();
+		const add: Record<string, SessionArchive> = {};
+		for (const id of sessionIds) {
+			if (this.state.sessions[id] !== undefined || this.apart.has(id) || !stored.has(id)) continue;
+			try {
+				const archive = await this.options.store.read(id);
+				if (archive) add[id] = archive;
+			} catch (err) {
+				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
+			}
+		}
+		for (const id of sessionIds) {
+			const own = this.apart.get(id);
+			if (own === undefined) continue;
+			// An ingest's copy is newer than the stored one; its write (queued) takes the state's.
+			add[id] = own;
+			this.apart.delete(id);
+		}
+		for (const id of Object.keys(add)) if (this.state.sessions[id] !== undefined) delete add[id];
+		if (Object.keys(add).length > 0) this.state = Object.freeze({ ...this.state, sessions: Object.freeze({ ...this.state.sessions, ...add }) });
+	}
+
+	/** The query view over every archive (call `load` first), built on demand, reusing unchanged sessions. */
 	getView(): QueryView {
+		this.assertLoaded("getView");
 		if (!this.view || this.view.state !== this.state) this.view = buildQueryView(this.state, this.view);
 		return this.view;
 	}
 
-	/** The archives as they stand in memory (what the summary worker reads). */
+	/** Every archive (call `load` first): what the summary worker reads. */
 	archiveState(): ArchiveState {
+		this.assertLoaded("archiveState");
 		return this.state;
 	}
 
-	/** The archive of a session as it stands in memory. */
+	private assertLoaded(what: string): void {
+		if (!this.loaded) throw new Error(`HistoryService.${what}: load() the archives first`);
+	}
+
+	/** The archive of a session (call `load` first). */
 	getArchive(sessionId: string): SessionArchive | undefined {
+		this.assertLoaded("getArchive");
 		return this.state.sessions[sessionId];
 	}
 
@@ -252,7 +331,7 @@ export class HistoryService {
 	 * awaited: the caller decides how many to keep in flight. The state is updated before the
 	 * write, as a live update's is.
 	 */
-	private applyReplay(source: SessionSource, events: readonly HistoryEvent[], warnings: string[]): { report?: SessionIngestReport; sessionId: string; write?: Promise<void> } {
+	private async applyReplay(source: SessionSource, events: readonly HistoryEvent[], warnings: string[]): Promise<{ report?: SessionIngestReport; sessionId: string; write?: Promise<void> }> {
 		const seen = events.find((e) => e.type === "SessionSeen");
 		if (!seen) {
 			if (events.length > 0) warnings.push(`${source.key}: no session header and no session id in the file name; ${events.length} line(s) rejected`);
@@ -265,15 +344,17 @@ export class HistoryService {
 		}
 		const existing = this.state.sessions[sessionId];
 		if (existing === undefined) {
-			// A session the state does not hold yet: its archive is made apart (the reducer only
-			// touches the session its events name, so the result is the same) and joins the state
-			// with others in a batch. Adding each to the state at once copies the whole session
-			// record every time: quadratic over a cold ingest of a thousand files.
-			const before = this.newSessions.get(sessionId);
-			const after = applyArchiveEvents(before ? { sessions: { [sessionId]: before } } : initialArchiveState(), events).sessions[sessionId] as SessionArchive;
-			this.newSessions.set(sessionId, after);
-			if (this.newSessions.size >= NEW_SESSIONS_BATCH) this.addNewSessions();
+			// A session the state does not hold: its archive is made apart (the reducer only touches
+			// the session its events name, so the result is the same), from what is stored if
+			// anything is. Once the history is loaded it joins the state with others in a batch
+			// (adding each at once copies the whole session record every time: quadratic over a
+			// cold ingest of a thousand files); until then it is dropped once written.
+			const before = this.apart.get(sessionId) ?? (await this.readStored(sessionId, warnings));
+			if (this.state.sessions[sessionId] !== undefined) return this.applyReplay(source, events, warnings); // joined meanwhile
+			const after = (before ? applyArchiveEvents({ sessions: { [sessionId]: before } }, events) : projectNewArchive(events)).sessions[sessionId] as SessionArchive;
 			const written = after !== before;
+			if (written || this.apart.has(sessionId) || this.loaded) this.apart.set(sessionId, after);
+			if (this.loaded && this.apart.size >= NEW_SESSIONS_BATCH) this.addApartSessions();
 			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
 		}
 		this.state = applyArchiveEvents(this.state, events);
@@ -282,37 +363,52 @@ export class HistoryService {
 		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
 	}
 
+	/** A stored archive to update, or `undefined` (none, or unreadable: the write then sets a damaged one aside). */
+	private async readStored(sessionId: string, warnings: string[]): Promise<SessionArchive | undefined> {
+		if (!this.stored?.has(sessionId)) return undefined;
+		try {
+			return await this.options.store.read(sessionId);
+		} catch (err) {
+			warnings.push(`archive ${sessionId}: ${(err as Error).message}`);
+			return undefined;
+		}
+	}
+
 	/**
-	 * Adds the sessions an ingest made apart to the state, in one copy of the session record. One
-	 * that the state got meanwhile (a live update) is merged through the reducer instead.
+	 * Once the history is loaded: adds the sessions an ingest made apart to the state, in one copy
+	 * of the session record. One that the state got meanwhile (a live update) is merged through the
+	 * reducer instead.
 	 */
-	private addNewSessions(): void {
-		if (this.newSessions.size === 0) return;
+	private addApartSessions(): void {
+		if (!this.loaded || this.apart.size === 0) return;
 		const sessions: Record<string, SessionArchive> = { ...this.state.sessions };
 		const merge: HistoryEvent[] = [];
-		for (const [id, archive] of this.newSessions) {
+		for (const [id, archive] of this.apart) {
 			if (sessions[id] === undefined) sessions[id] = archive;
 			else merge.push(...archiveEvents(archive));
 		}
-		this.newSessions.clear();
+		this.apart.clear();
 		this.state = Object.freeze({ ...this.state, sessions: Object.freeze(sessions) });
 		if (merge.length > 0) this.state = applyArchiveEvents(this.state, merge);
 	}
 
 	/** The workspace's sessions, newest first (fresh: picks up changed session files first). */
 	async sessions(params: SessionsParams = {}): Promise<SessionListResult> {
+		await this.load();
 		await this.refresh();
 		return listSessions(this.getView(), params);
 	}
 
 	/** The tool's `search` (fresh). Throws `QueryError` for bad parameters. */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
+		await this.load();
 		await this.refresh();
 		return searchHistory(this.getView(), params, this.searchIndex);
 	}
 
 	/** The tool's `read` (fresh). Throws `QueryError` for a bad or unknown id or bad paging. */
 	async read(params: ReadParams): Promise<ReadResult> {
+		await this.load();
 		await this.refresh();
 		return readNode(this.getView(), params);
 	}

@@ -103,6 +103,7 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
+				await service.load(); // the worker looks at every archive
 				return await runSummaryPass({ state: () => service.archiveState(), applyEvents: (events) => service.applyEvents(events) }, piSummaryModel(model, auth), controller.signal, {
 					onProgress: (made, total) => status(`pbot: summaries ${made}/${total}`),
 				});

@@ -1,0 +1,114 @@
+/**
+ * An ingest holds no archive it does not need: a cold ingest writes each archive and lets it go, a
+ * refresh reads only the archives of files that changed, a live update applies to the stored
+ * archive — and everything a loaded service would have is on disk and in the view once loaded.
+ */
+import { appendFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
+import type { SessionArchive } from "../../src/services/history/archive.ts";
+import { HistoryService } from "../../src/services/history/historyService.ts";
+import type { ArchiveStore } from "../../src/services/history/ports.ts";
+import { memoryCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
+import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
+import { fixtureWorkspace } from "../helpers/workspace.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0)) await c();
+});
+
+/** A memory store that counts which archives were read. */
+function countingStore(): ArchiveStore & { readonly reads: string[]; all(): Promise<Record<string, SessionArchive>> } {
+	const inner = memoryArchiveStore();
+	const reads: string[] = [];
+	return {
+		reads,
+		list: () => inner.list(),
+		read: (id) => {
+			reads.push(id);
+			return inner.read(id);
+		},
+		write: (a) => inner.write(a),
+		async all() {
+			const out: Record<string, SessionArchive> = {};
+			for (const id of await inner.list()) out[id] = (await inner.read(id)) as SessionArchive;
+			return out;
+		},
+	};
+}
+
+async function setup() {
+	const ws = await fixtureWorkspace("pbot-lean-");
+	cleanups.push(ws.cleanup);
+	const store = countingStore();
+	const checkpoints = memoryCheckpointStore();
+	const open = () => new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }), checkpoints });
+	return { ...ws, store, open };
+}
+
+/** What a service that loaded everything first ends with, on its own store. */
+async function loadedReference(sessions: string, workspace: string): Promise<Record<string, SessionArchive>> {
+	const service = new HistoryService({ store: memoryArchiveStore(), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
+	await service.load();
+	await service.ingest();
+	return { ...service.archiveState().sessions };
+}
+
+describe("an ingest that holds only what it needs", () => {
+	it("writes every archive of a cold ingest and keeps none of them in memory", async () => {
+		const { store, open, sessions, workspace } = await setup();
+		const service = open();
+		const report = await service.ingest();
+		expect(report.sessions.length).toBeGreaterThan(10);
+		expect(service.isLoaded).toBe(false);
+		expect(service.sessionsInMemory).toBe(0);
+		expect(store.reads).toEqual([]);
+		expect(() => service.archiveState()).toThrow(/load\(\) the archives first/);
+		expect(await store.all()).toEqual(await loadedReference(sessions, workspace));
+
+		// A query loads them all, then keeps them.
+		const hits = await service.search({ query: "the" });
+		expect(hits.total).toBeGreaterThan(0);
+		expect(service.isLoaded).toBe(true);
+		expect(service.sessionsInMemory).toBe(report.sessions.length);
+	});
+
+	it("reads only the archive of the file that changed, and updates it as a loaded service would", async () => {
+		const { store, open, sessions, workspace } = await setup();
+		await open().ingest();
+		const name = (await readdir(sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_")).sort()[0] as string;
+		const sessionId = /_([0-9a-f-]+)\.jsonl$/.exec(name)?.[1] as string;
+		await appendFile(join(sessions, name), `${JSON.stringify({ type: "session_info", id: "zz000001", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed later" })}\n`);
+
+		const second = open();
+		store.reads.length = 0;
+		const report = await second.refresh();
+		expect(report.sessions.map((s) => s.sessionId)).toEqual([sessionId]);
+		expect(store.reads).toEqual([sessionId]);
+		expect(second.sessionsInMemory).toBe(0);
+		const stored = await store.all();
+		expect(stored[sessionId]?.session.name).toBe("renamed later");
+		expect(stored).toEqual(await loadedReference(sessions, workspace));
+	});
+
+	it("applies a live update of an unloaded service to the stored archive, not to an empty one", async () => {
+		const { store, open } = await setup();
+		await open().ingest();
+		const before = await store.all();
+		const [sessionId, archive] = Object.entries(before).find(([, a]) => Object.values(a.summaries).some((s) => s.status === "pending")) as [string, SessionArchive];
+		const pending = Object.values(archive.summaries).find((s) => s.status === "pending")!;
+
+		const service = open();
+		await service.applyEvents([{ type: "SummaryReady", sessionId, id: pending.id, text: "A summary made elsewhere.", model: "faux/faux-1", at: "2026-04-01T00:00:00.000Z" }]);
+		const after = (await store.all())[sessionId] as SessionArchive;
+		expect(after.nodes).toEqual(archive.nodes);
+		expect(after.branches).toEqual(archive.branches);
+		expect(after.summaries[pending.id]).toMatchObject({ status: "ready", text: "A summary made elsewhere." });
+		expect(Object.keys(after.summaries).sort()).toEqual(Object.keys(archive.summaries).sort());
+
+		await service.load();
+		expect(service.getArchive(sessionId)).toEqual(after);
+	});
+});
