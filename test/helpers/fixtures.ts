@@ -16,6 +16,11 @@ interface FixtureEntry {
 }
 const index = JSON.parse(readFileSync(join(FIXTURES_DIR, "index.json"), "utf8")) as { sessions: Record<string, FixtureEntry> };
 
+/** Every fixture's key (see fixtures/sessions/index.json). */
+export function fixtureKeys(): string[] {
+	return Object.keys(index.sessions);
+}
+
 export function fixturePath(key: string): string {
 	const entry = index.sessions[key];
 	if (!entry) throw new Error(`no fixture ${key}`);

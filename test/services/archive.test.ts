@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, archiveEvents, initialArchiveState } from "../../src/services/history/archive.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive } from "../../src/services/history/archive.ts";
+import { fixtureEvents, fixtureKeys } from "../helpers/fixtures.ts";
 import { jsonl, linearSession, ofType, replayEvents, reply, user } from "../helpers/entries.ts";
 
 const SID = "0190aaaa-0000-7000-8000-000000000001";
@@ -72,5 +73,24 @@ describe("archive projection", () => {
 		const archive = state.sessions[SID]!;
 		const rebuilt = applyArchiveEvents(initialArchiveState(), archiveEvents(archive)).sessions[SID];
 		expect(rebuilt).toEqual(archive);
+	});
+
+	it("projects a new session without immer to exactly what the immer reducer makes, on every fixture", async () => {
+		const keys = fixtureKeys();
+		expect(keys.length).toBeGreaterThan(10);
+		for (const key of keys) {
+			const events = await fixtureEvents(key);
+			expect(projectNewArchive(events), key).toEqual(applyArchiveEvents(initialArchiveState(), events));
+		}
+		// Summaries made ready and failed, stale marks and rejections take the same path.
+		const archive = applyArchiveEvents(initialArchiveState(), await replayEvents(jsonl([...linear(9), "not json"]))).sessions[SID]!;
+		const [first, second] = Object.values(archive.summaries);
+		const more = [
+			...archiveEvents(archive),
+			{ type: "SummaryReady" as const, sessionId: SID, id: first!.id, text: "one", model: "m", at: "2026-01-01T00:00:00.000Z" },
+			{ type: "SummaryMarkedStale" as const, sessionId: SID, id: first!.id },
+			{ type: "SummaryFailed" as const, sessionId: SID, id: second!.id, error: "boom", at: "2026-01-01T00:00:00.000Z" },
+		];
+		expect(projectNewArchive(more)).toEqual(applyArchiveEvents(initialArchiveState(), more));
 	});
 });

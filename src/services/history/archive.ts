@@ -60,6 +60,19 @@ export function applyArchiveEvents(state: ArchiveState, events: readonly History
 }
 
 /**
+ * The archive of a session nothing holds yet, projected from its events by the same reducer on a
+ * fresh object. Immer's copy-on-write buys nothing when there is no earlier state to share with,
+ * and its finalisation (walking every added node to find drafts, then freezing it) was a fifth of
+ * a cold ingest's time. The result is not frozen; a later `produce` over a state holding it
+ * freezes it then.
+ */
+export function projectNewArchive(events: readonly HistoryEvent[]): ArchiveState {
+	const state: ArchiveState = { sessions: {} };
+	for (const event of events) evolveArchive(state as Draft<ArchiveState>, event);
+	return state;
+}
+
+/**
  * The archive reducer. Merging, never replacing wholesale: what was stored and is not contradicted
  * by the file stays (a summary keeps its text when re-planned; a closed Q&A stays even if the
  * native file lost it). Only two things are dropped when a branch set arrives: open Q&A no branch
