@@ -1,6 +1,6 @@
 import { pipe } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { buildEntryTree } from "../../src/services/history/buildEntryTree.ts";
+import { buildEntryTree, isNormalIsoTime } from "../../src/services/history/buildEntryTree.ts";
 import { normalizeEntries } from "../../src/services/history/normalizeEntries.ts";
 import { parseLines } from "../../src/services/history/parseLines.ts";
 import { splitLines } from "../../src/services/history/splitLines.ts";
@@ -51,5 +51,16 @@ describe("buildEntryTree", () => {
 		expect(t.name).toBe("Release plan");
 		expect(t.rejectedCount).toBe(1);
 		expect(t.rejections[0]).toMatchObject({ line: 3, sample: "garbage" });
+	});
+});
+
+describe("isNormalIsoTime", () => {
+	it("accepts exactly the strings toISOString gives back unchanged", () => {
+		const samples = ["2026-03-01T09:00:00.001Z", "2024-02-29T10:00:00.000Z", "2026-02-29T00:00:00.000Z", "2026-02-30T00:00:00.000Z", "2100-02-29T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "2026-04-31T00:00:00.000Z", "2026-12-31T23:59:59.999Z", "2026-01-01T24:00:00.000Z", "2026-01-01T23:60:00.000Z", "2026-01-01T23:59:60.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z", "2026-01-00T00:00:00.000Z", "2026-01-01T00:00:00Z", "2026-01-01 00:00:00.000Z", "2026-01-01T00:00:00.000+00:00", "２026-01-01T00:00:00.000Z", "0000-01-01T00:00:00.000Z"];
+		for (const s of samples) {
+			const t = Date.parse(s);
+			const roundTrip = !Number.isNaN(t) && new Date(t).toISOString() === s;
+			expect(isNormalIsoTime(s), s).toBe(roundTrip);
+		}
 	});
 });

@@ -122,6 +122,8 @@ export function buildEntryTree(): OperatorFunction<ParsedLine[], EntryTree> {
 
 /** ISO time of an entry: its own timestamp, else its message's ms timestamp; invalid ones are ignored. */
 function timeOf(timestamp: string | undefined, ms: number | undefined): string | undefined {
+	// Pi writes `toISOString()` already: such a string is its own normal form (no Date round trip).
+	if (timestamp !== undefined && isNormalIsoTime(timestamp)) return timestamp;
 	if (timestamp !== undefined) {
 		const t = Date.parse(timestamp);
 		if (!Number.isNaN(t)) return new Date(t).toISOString();
@@ -131,4 +133,35 @@ function timeOf(timestamp: string | undefined, ms: number | undefined): string |
 		if (!Number.isNaN(d.getTime())) return d.toISOString();
 	}
 	return undefined;
+}
+
+/**
+ * Whether `s` is exactly what `toISOString()` gives for some instant: `YYYY-MM-DDTHH:MM:SS.sssZ`
+ * with a day that exists in its month (Date.parse would roll 02-30 over to March) and an hour
+ * below 24.
+ */
+export function isNormalIsoTime(s: string): boolean {
+	if (s.length !== 24 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return false;
+	const year = digits(s, 0, 4);
+	const month = digits(s, 5, 2);
+	const day = digits(s, 8, 2);
+	const hour = digits(s, 11, 2);
+	const minute = digits(s, 14, 2);
+	const second = digits(s, 17, 2);
+	const millis = digits(s, 20, 3);
+	if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0) return false;
+	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+	const daysInMonth = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+	return day <= daysInMonth;
+}
+
+/** The decimal number in `s[at, at + n)`, or -1 if any of it is not a digit. */
+function digits(s: string, at: number, n: number): number {
+	let value = 0;
+	for (let i = at; i < at + n; i++) {
+		const d = s.charCodeAt(i) - 48;
+		if (d < 0 || d > 9) return -1;
+		value = value * 10 + d;
+	}
+	return value;
 }
