@@ -41,14 +41,29 @@ export function snippetAround(text: string, start: number, end: number, context 
 // LF), Latin-1 and Latin Extended letters, general punctuation, CJK ideographs, kana and Hangul
 // syllables (no combining marks, jamo, surrogates, emoji, joiners) — is segmented by counting units.
 const SIMPLE = /^[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff9d]*$/;
+// The same plus symbols and emoji standing alone — letterlike symbols, arrows, technical symbols,
+// dingbats (U+2100–27BF: ✓ → ❌), mathematical letters (U+1D400–1D7FF: 𝒜), emoji (U+1F000–1FBFF
+// but regional indicators U+1F1E6–1F1FF, which pair, and skin tones U+1F3FB–1F3FF, which extend):
+// with no joiner, variation selector or mark in the window, each is one grapheme, so code points
+// are counted instead of units.
+const SIMPLE_OR_EMOJI = /^(?:[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u2100-\u27bf\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff9d]|\ud835[\udc00-\udfff]|\ud83c[\udc00-\udde5\ude00-\udffa]|[\ud83d\ud83e][\udc00-\udfff])*$/;
 
 function graphemesBefore(text: string, at: number, count: number): { text: string; cut: boolean } {
 	const window = count * 4;
 	const start = Math.max(0, at - window);
-	if (SIMPLE.test(text.slice(start, at))) {
+	const slice = text.slice(start, at);
+	if (SIMPLE.test(slice)) {
 		// As below with every unit a grapheme: the first unit of a window that starts inside the text is dropped.
 		const units = start > 0 ? at - start - 1 : at - start;
 		return { text: text.slice(Math.max(start, at - count), at), cut: start > 0 || units > count };
+	}
+	if (SIMPLE_OR_EMOJI.test(slice)) {
+		// Every code point a grapheme: as below, counting code points. The window holds at least
+		// 2 × count of them, so the last `count` never reach its first (dropped) one.
+		const parts = slice.length - pairsIn(slice) - (start > 0 ? 1 : 0);
+		let from = at;
+		for (let n = 0; n < count && from > start; n++) from -= isLow(text.charCodeAt(from - 1)) ? 2 : 1;
+		return { text: text.slice(from, at), cut: start > 0 || parts > count };
 	}
 	for (let reach = window; ; reach *= 2) {
 		const from = Math.max(0, at - reach);
@@ -61,9 +76,16 @@ function graphemesBefore(text: string, at: number, count: number): { text: strin
 function graphemesAfter(text: string, at: number, count: number): { text: string; cut: boolean } {
 	const window = count * 4;
 	const end = Math.min(text.length, at + window);
-	if (SIMPLE.test(text.slice(at, end))) {
+	const slice = text.slice(at, end);
+	if (SIMPLE.test(slice)) {
 		const units = end < text.length ? end - at - 1 : end - at;
 		return { text: text.slice(at, at + Math.min(count, units)), cut: end < text.length || units > count };
+	}
+	if (SIMPLE_OR_EMOJI.test(slice)) {
+		const parts = slice.length - pairsIn(slice) - (end < text.length ? 1 : 0);
+		let to = at;
+		for (let n = 0; n < Math.min(count, parts); n++) to += isHigh(text.charCodeAt(to)) ? 2 : 1;
+		return { text: text.slice(at, to), cut: end < text.length || parts > count };
 	}
 	for (let reach = window; ; reach *= 2) {
 		const to = Math.min(text.length, at + reach);
@@ -71,6 +93,13 @@ function graphemesAfter(text: string, at: number, count: number): { text: string
 		if (to < text.length) parts = parts.slice(0, -1);
 		if (parts.length >= count || to === text.length) return { text: parts.slice(0, count).join(""), cut: to < text.length || parts.length > count };
 	}
+}
+
+/** Surrogate pairs in a well-formed text. */
+function pairsIn(text: string): number {
+	let n = 0;
+	for (let i = 0; i < text.length; i++) if (isHigh(text.charCodeAt(i))) n++;
+	return n;
 }
 
 /** One line of at most `max` characters (whitespace runs become one space), cut on a grapheme. */
