@@ -9,8 +9,8 @@ import { applyArchiveEvents, type SummaryRecord } from "../../src/services/histo
 import type { HistoryEvent } from "../../src/services/history/events.ts";
 import { ngramSearchIndex, scanSearchIndex, searchHistory, type SearchIndex, type SearchParams } from "../../src/services/history/query/index.ts";
 import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
-import { replayEvents } from "../helpers/entries.ts";
-import { fixtureIndex, fixtureView, summaryReady } from "./helpers.ts";
+import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
+import { bytesView, fixtureIndex, fixtureView, summaryReady } from "./helpers.ts";
 
 const encoder = new TextEncoder();
 const ALL_KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
@@ -63,11 +63,12 @@ describe("ngramSearchIndex", () => {
 	it("finds exactly what the scan finds on Pi's own files, query by query", async () => {
 		const view = await fixtureView(ALL_KEYS);
 		const index = ngramSearchIndex();
-		const words = ngramSearchIndex({ checkAtMost: 0 });
+		// Trigrams alone: the path every needle took before word lists and junctions.
+		const trigrams = ngramSearchIndex({ words: false, junctions: false });
 		for (const query of QUERIES) {
 			expectSame(view, { query }, index);
 			expectSame(view, { query, limit: 3, offset: 1 }, index);
-			expectSame(view, { query }, words);
+			expectSame(view, { query }, trigrams);
 		}
 		for (const query of phrasesOf(view, 150, 1)) expectSame(view, { query }, index);
 	});
@@ -114,11 +115,11 @@ describe("ngramSearchIndex", () => {
 			expectSame(view, { query, offset: 250, limit: 50 }, index);
 		}
 		expect(answered).toBe(13);
-		// The word lists, forced for every word needle: the same answers.
-		const words = ngramSearchIndex({ checkAtMost: 0 });
-		for (const query of ["error", "session", "config", "config_", "test", "kw01", "e", "x", "ok", "rotate", "zzzq"]) {
-			expectSame(view, { query }, words);
-			expectSame(view, { query, offset: 40, limit: 9 }, words);
+		// Without word lists and junctions (trigrams and checks alone): the same answers.
+		const trigrams = ngramSearchIndex({ words: false, junctions: false });
+		for (const query of ["error", "session", "config", "config_", "test", "kw01", "e", "x", "ok", "rotate", "zzzq", "the user", "on do"]) {
+			expectSame(view, { query }, trigrams);
+			expectSame(view, { query, offset: 40, limit: 9 }, trigrams);
 		}
 		const big = searchHistory(view, { query: "e" }, index);
 		expect(big.kind === "hits" && big.total).toBeGreaterThan(2_000);
@@ -140,5 +141,50 @@ describe("ngramSearchIndex", () => {
 		const { [summary.sessionId]: _gone, ...rest } = view.state.sessions;
 		view = buildQueryView({ sessions: rest }, view);
 		for (const query of ["giraffes", "topic-0", "image"]) expectSame(view, { query }, index);
+	});
+
+	it("finds phrases across word junctions exactly: edge words that are a longer word's end or start, short words, separators", async () => {
+		const fixed = [
+			"bathe users now", "the use of it", "The User, again", "on done", "button docs", "on do", "ondo", "on\tdo", "on  do",
+			"the    user", "is its how", "this its however", "is itsy how", "café au lait", "a b c", "e u", "x_1 do", "ab, an. is",
+		];
+		const rng = createRng(77);
+		const vocabulary = ["the", "bathe", "user", "users", "use", "on", "do", "done", "button", "a", "an", "is", "its", "how", "x_1", "ab", "E", "ΟΔΟΣ", "的"];
+		const separators = [" ", " ", " ", ", ", ". ", "\n", "  ", " - ", "    ", "é ", "-"];
+		const random = () => {
+			const words: string[] = [];
+			for (let n = rng.range(1, 12); n > 0; n--) words.push((vocabulary[rng.int(vocabulary.length)] as string) + (separators[rng.int(separators.length)] as string));
+			return words.join("").trim();
+		};
+		const texts = [...fixed, ...Array.from({ length: 300 }, random)];
+		const id = "0190dddd-0000-7000-8000-000000000001";
+		const lines: unknown[] = [header(id)];
+		let parent: string | null = null;
+		texts.forEach((text, i) => {
+			lines.push(user(`u${i}`, parent, text), reply(`a${i}`, `u${i}`, i % 3 === 0 ? random() : "ok"));
+			parent = `a${i}`;
+		});
+		const view = await bytesView([jsonl(lines)]);
+		const index = ngramSearchIndex();
+		const trigrams = ngramSearchIndex({ words: false, junctions: false });
+		const queries = [
+			"the user", "THE USER", "he user", "the use", "e us", "on do", "n do", "on d", "is its how", "s its h", "its how", "é au", "au la", "a b", "a b c", "b c",
+			" the user", "the user.", ", the", "user, a", "on  do", "the    user", "x_1 do", "ab, an", "an. is", "do ondo",
+			...Array.from({ length: 200 }, () => {
+				const text = texts[rng.int(texts.length)] as string;
+				const at = rng.int(text.length);
+				return text.slice(at, at + rng.range(3, 16));
+			}),
+			...Array.from({ length: 100 }, () => random().slice(0, 24)),
+		];
+		for (const query of queries) {
+			if (query.trim() === "") continue;
+			expectSame(view, { query, limit: 100 }, index);
+			expectSame(view, { query, limit: 100 }, trigrams);
+		}
+		const found = searchHistory(view, { query: "the user", limit: 100 }, index);
+		const snippets = found.kind === "hits" ? found.groups.flatMap((g) => g.hits.map((h) => h.snippet)) : [];
+		expect(snippets.some((s) => s.includes("bathe users now"))).toBe(true);
+		expect(snippets.some((s) => s.includes("The User, again"))).toBe(true);
 	});
 });

@@ -30,19 +30,21 @@ import type { QueryView } from "../queryView.ts";
 import type { QaNode } from "../types.ts";
 import { foldText, originalRange, type FoldedText } from "./fold.ts";
 import { FoldedArena } from "./foldedArena.ts";
-import type { PostingLists } from "./postingLists.ts";
 import { ancestorCopies } from "./forkDuplicates.ts";
 import { intersects } from "./params.ts";
 import { isQa, searchableText, type SearchDocument, type SearchFilter, type SearchIndex } from "./searchIndex.ts";
 import { compareIds } from "./sessions.ts";
 import { timeMs } from "./text.ts";
+import { unionOf } from "./documentSets.ts";
+import { JunctionPostings, junctionsOf } from "./junctionPostings.ts";
 import { isTokenNeedle, TokenPostings } from "./tokenPostings.ts";
 import { TrigramPostings } from "./trigramPostings.ts";
 
 /** Stop intersecting lists once this few candidates remain: checking them is cheaper. */
 const FEW_CANDIDATES = 16;
-/** Above this many candidates, a word needle is answered from the word lists instead of checked. */
-const CHECK_AT_MOST = 2_000;
+/** Rough costs (ns) of decoding one posting of a list and of checking one candidate's bytes. */
+const DECODE_NS = 3;
+const CHECK_NS = 500;
 /** Rebuild when forgotten arena bytes exceed both this and the live bytes. */
 const REBUILD_MIN_DEAD_BYTES = 16 << 20;
 
@@ -57,6 +59,8 @@ export interface NgramIndexStats {
 	readonly documents: number;
 	readonly trigrams: number;
 	readonly tokens: number;
+	/** Junction buckets in use (`junctionPostings.ts`). */
+	readonly junctions: number;
 	readonly postingBytes: number;
 	readonly arenaBytes: number;
 	readonly memoryBytes: number;
@@ -104,14 +108,26 @@ class DocumentTable {
 }
 
 export interface NgramIndexOptions {
-	/** Candidates a word needle may have before the word lists answer it instead (tests lower it). */
-	readonly checkAtMost?: number;
+	/** Answer word needles from the word lists (default); off, they take the trigram path (tests compare both). */
+	readonly words?: boolean;
+	/** Use the junctions between words for phrases (default); off, phrases take the trigram path alone. */
+	readonly junctions?: boolean;
+}
+
+/**
+ * Whether intersecting candidates with a list of `frequency` documents (out of `size`) is cheaper
+ * than checking the candidates it would remove (as many as the list leaves out, if independent).
+ */
+function worthIntersecting(frequency: number, candidates: number, size: number): boolean {
+	return frequency * DECODE_NS < candidates * CHECK_NS * (1 - frequency / Math.max(1, size));
 }
 
 export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIndex {
-	const checkAtMost = options.checkAtMost ?? CHECK_AT_MOST;
+	const useWords = options.words ?? true;
+	const useJunctions = options.junctions ?? true;
 	let postings = new TrigramPostings();
 	let tokens = new TokenPostings();
+	let junctions = new JunctionPostings();
 	let arena = new FoldedArena();
 	let table = new DocumentTable();
 	let docs: (SearchDocument | undefined)[] = [];
@@ -133,6 +149,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		liveBytes += arena.sizeOf(num);
 		postings.addText(folded, num);
 		tokens.addDocument(folded, num);
+		if (useJunctions) junctions.addDocument(folded, num);
 		return num;
 	};
 	const removeDocument = (num: number) => {
@@ -155,6 +172,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	const rebuild = () => {
 		postings = new TrigramPostings();
 		tokens = new TokenPostings();
+		junctions = new JunctionPostings();
 		arena = new FoldedArena();
 		table = new DocumentTable();
 		docs = [];
@@ -200,25 +218,60 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	/** Document numbers whose folded text contains the needle (well-formed, no U+FFFD), ascending. */
 	const find = (needle: string): Int32Array | number[] => {
 		const bytes = Buffer.from(needle, "utf8");
-		const word = isTokenNeedle(needle);
 		if (needle.length < 3) return arena.scan(bytes, isLive);
-		const lists = postings.lists;
-		const ids: number[] = [];
+		// A word needle lies within one word: the union of the lists of the words that contain it is
+		// exactly its answer, with no document read.
+		if (useWords && isTokenNeedle(needle)) return unionOf(tokens.lists, tokens.listsContaining(needle).lists, docs.length);
+		const trigrams: number[] = [];
 		for (let i = 0; i + 2 < needle.length; i++) {
 			const id = postings.find(needle.charCodeAt(i), needle.charCodeAt(i + 1), needle.charCodeAt(i + 2));
 			if (id < 0) return [];
-			if (!ids.includes(id)) ids.push(id);
+			if (!trigrams.includes(id)) trigrams.push(id);
 		}
-		ids.sort((a, b) => lists.frequency(a) - lists.frequency(b));
-		let candidates: Int32Array = lists.documents(ids[0] as number);
-		// Every list is worth walking: decoding a posting costs a few ns, checking a candidate's bytes ~0.3 µs.
-		for (let k = 1; k < ids.length && candidates.length > FEW_CANDIDATES; k++) candidates = lists.intersect(ids[k] as number, candidates);
-		if (needle.length === 3) return candidates;
-		if (word && candidates.length > checkAtMost) return union(tokens.lists, tokens.listsContaining(needle).lists, docs.length);
+		const lists = postings.lists;
+		trigrams.sort((a, b) => lists.frequency(a) - lists.frequency(b));
+		if (needle.length === 3) return lists.documents(trigrams[0] as number);
+		let candidates = useJunctions ? junctionCandidates(needle, lists.frequency(trigrams[0] as number)) : undefined;
+		let k = 0;
+		if (candidates === undefined) {
+			candidates = lists.documents(trigrams[0] as number);
+			k = 1;
+		}
+		for (; k < trigrams.length && candidates.length > FEW_CANDIDATES; k++) {
+			const id = trigrams[k] as number;
+			if (worthIntersecting(lists.frequency(id), candidates.length, docs.length)) candidates = lists.intersect(id, candidates);
+		}
 		// One forward pass pays off only when most documents between the first and last candidate are
 		// candidates; otherwise each is checked within its own bytes.
 		const span = candidates.length === 0 ? 1 : (candidates[candidates.length - 1] as number) - (candidates[0] as number) + 1;
 		return arena.verify(candidates, bytes, candidates.length > span / 2);
+	};
+
+	/**
+	 * Candidates from the junctions between the needle's words (`junctionPostings.ts`), when they
+	 * promise fewer than the rarest trigram (`rarest` documents): the union of the lists of the
+	 * rarest junction, intersected with the lists of the others that have one list. `undefined`:
+	 * no junction to use, or none rarer.
+	 */
+	const junctionCandidates = (needle: string, rarest: number): Int32Array | undefined => {
+		const sets: { ids: number[]; postings: number }[] = [];
+		for (const j of junctionsOf(needle)) {
+			const ids = junctions.listsOf(j);
+			if (ids === undefined) continue;
+			let n = 0;
+			for (const id of ids) n += junctions.lists.frequency(id);
+			sets.push({ ids, postings: n });
+		}
+		if (sets.length === 0) return undefined;
+		sets.sort((a, b) => a.postings - b.postings);
+		const best = sets[0] as (typeof sets)[number];
+		if (best.postings >= rarest) return undefined;
+		let candidates = unionOf(junctions.lists, best.ids, docs.length);
+		for (let k = 1; k < sets.length && candidates.length > FEW_CANDIDATES; k++) {
+			const set = sets[k] as (typeof sets)[number];
+			if (set.ids.length === 1) candidates = junctions.lists.intersect(set.ids[0] as number, candidates);
+		}
+		return candidates;
 	};
 
 	// Folded forms of the few documents whose offsets are asked for (the page of hits).
@@ -246,9 +299,10 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 			documents: live,
 			trigrams: postings.size,
 			tokens: tokens.size,
-			postingBytes: postings.bytes + tokens.lists.bytes,
+			junctions: junctions.lists.size,
+			postingBytes: postings.bytes + tokens.lists.bytes + junctions.lists.bytes,
 			arenaBytes: arena.bytes,
-			memoryBytes: postings.memoryBytes() + tokens.memoryBytes() + arena.memoryBytes() + table.bytes() + docs.length * 8,
+			memoryBytes: postings.memoryBytes() + tokens.memoryBytes() + junctions.memoryBytes() + arena.memoryBytes() + table.bytes() + docs.length * 8,
 		}),
 	};
 
@@ -284,26 +338,6 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		heap.sort(worse);
 		return { top: heap.map((n) => docs[n] as SearchDocument), total };
 	}
-}
-
-/** The documents of any of the lists, ascending, once each (`size`: above every document number). */
-function union(lists: PostingLists, ids: readonly number[], size: number): Int32Array | number[] {
-	if (ids.length === 0) return [];
-	if (ids.length === 1) return lists.documents(ids[0] as number);
-	const seen = new Uint8Array(size);
-	let n = 0;
-	for (const id of ids) {
-		for (const doc of lists.documents(id)) {
-			if (seen[doc] === 0) {
-				seen[doc] = 1;
-				n++;
-			}
-		}
-	}
-	const out = new Int32Array(n);
-	let k = 0;
-	for (let doc = 0; doc < size && k < n; doc++) if (seen[doc] === 1) out[k++] = doc;
-	return out;
 }
 
 // A max-heap by `worse` (the root is the worst element kept).
