@@ -64,6 +64,8 @@ export class HistoryService {
 	/** The write of each session in flight (see `writeSession`), and the archive object last written. */
 	private readonly writeChains = new Map<string, Promise<void>>();
 	private readonly lastWritten = new Map<string, SessionArchive>();
+	/** Sessions whose last write was not made durable yet (an ingest syncs the folder once at its end). */
+	private readonly deferredWrites = new Set<string>();
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
 	/** The search index over this service's view (built on the first search, then kept up to date). */
@@ -199,6 +201,14 @@ export class HistoryService {
 			this.addApartSessions();
 		}
 		await Promise.all(writes);
+		if (this.deferredWrites.size > 0) {
+			// One folder sync for the whole ingest, before any checkpoint vouches for its archives.
+			this.deferredWrites.clear();
+			await this.options.store.sync?.().catch((err: Error) => {
+				warnings.push(`archives: ${err.message}`);
+				fresh.clear();
+			});
+		}
 		if (checkpoints && fresh.size > 0) {
 			for (const [key, value] of fresh) checkpoints.set(key, value);
 			// Saved only after the archives they vouch for are written.
@@ -252,15 +262,21 @@ export class HistoryService {
 	 * a time. Writes of one session are queued, and each takes the latest state: a write that was
 	 * asked for earlier can never land after a later one and put back an older branch set.
 	 */
-	private writeSession(sessionId: string): Promise<void> {
+	private writeSession(sessionId: string, durability: "durable" | "deferred" = "durable"): Promise<void> {
 		const previous = this.writeChains.get(sessionId) ?? Promise.resolve();
 		const next = previous
 			.catch(() => undefined)
 			.then(async () => {
 				// A session an ingest made apart may not have joined the state yet (see `applyReplay`).
 				const current = this.state.sessions[sessionId] ?? this.apart.get(sessionId);
-				if (!current || this.lastWritten.get(sessionId) === current) return;
-				await this.options.store.write(current);
+				if (!current || this.lastWritten.get(sessionId) === current) {
+					// Written already, maybe by an ingest that defers durability: make it durable now.
+					if (durability === "durable" && this.deferredWrites.delete(sessionId)) await this.options.store.sync?.();
+					return;
+				}
+				if (durability === "deferred") this.deferredWrites.add(sessionId);
+				else this.deferredWrites.delete(sessionId);
+				await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
 				this.stored?.add(sessionId);
 				if (!this.loaded && this.apart.get(sessionId) === current) {
 					// Written and not needed in memory until something loads the history.
@@ -355,12 +371,12 @@ export class HistoryService {
 			const written = after !== before;
 			if (written || this.apart.has(sessionId) || this.loaded) this.apart.set(sessionId, after);
 			if (this.loaded && this.apart.size >= NEW_SESSIONS_BATCH) this.addApartSessions();
-			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
+			return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId, "deferred") } : {}) };
 		}
 		this.state = applyArchiveEvents(this.state, events);
 		const after = this.state.sessions[sessionId] as SessionArchive;
 		const written = after !== existing;
-		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId) } : {}) };
+		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId, "deferred") } : {}) };
 	}
 
 	/** A stored archive to update, or `undefined` (none, or unreadable: the write then sets a damaged one aside). */

@@ -16,7 +16,19 @@ export interface ArchiveStore {
 	 * Stores an archive. The workspace store merges it with what is stored (under a lock), so two
 	 * processes writing one session lose neither's nodes nor summaries.
 	 */
-	write(archive: SessionArchive): Promise<void>;
+	write(archive: SessionArchive, options?: ArchiveWriteOptions): Promise<void>;
+	/** Makes the writes done so far with `deferDurability` durable (a folder sync). */
+	sync?(): Promise<void>;
+}
+
+export interface ArchiveWriteOptions {
+	/**
+	 * The write is atomic (a crash leaves the old or the new archive) but becomes durable only at
+	 * the next `sync()`: for an ingest's writes, which can be redone from the native files and are
+	 * vouched for (by checkpoints) only after that sync. One folder sync per ingest instead of one
+	 * per archive: each is a journal commit that stalls every other file creation meanwhile.
+	 */
+	readonly deferDurability?: boolean;
 }
 
 /** One native session file, as the service may read it. */

@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdirSync, statSync } from "node:fs";
+import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type SessionArchive } from "../../services/history/archive.ts";
 import { deepEqual } from "../../services/history/deepEqual.ts";
@@ -6,7 +7,7 @@ import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { isTemporaryFile, writeJsonAtomic } from "./writeJsonAtomic.ts";
+import { isTemporaryFile, syncFolder, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -85,6 +86,8 @@ function parseArchiveText(text: string, expectedId?: string): UpcastResult {
 export interface WriteArchiveOptions {
 	/** Lock timing (tests shorten it). */
 	readonly lock?: FileLockOptions;
+	/** See `ArchiveWriteOptions.deferDurability`: durable at the next `syncHistoryFolder`. */
+	readonly deferDurability?: boolean;
 }
 
 /**
@@ -97,13 +100,13 @@ export interface WriteArchiveOptions {
 export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<SessionArchive> {
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
-	await mkdir(historyDir(workspace), { recursive: true });
+	ensureFolder(historyDir(workspace));
 	return withFileLock(
 		lockPathOf(file),
 		async () => {
 			const stored = await readStoredForMerge(file, sessionId);
 			const merged = stored ? mergeArchives(stored, archive) : archive;
-			if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged);
+			if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged, { deferFolderSync: options.deferDurability === true });
 			await remember(file, merged);
 			return merged;
 		},
@@ -142,35 +145,55 @@ export async function readArchiveCleaning(workspace: string, sessionId: string, 
 	return read?.archive;
 }
 
+/** Makes the archive writes done so far durable (one folder sync). */
+export function syncHistoryFolder(workspace: string): Promise<void> {
+	return syncFolder(historyDir(workspace));
+}
+
+/** Folders this process made sure exist (one `mkdir` per folder, not one per write). */
+const madeFolders = new Set<string>();
+
+function ensureFolder(dir: string): void {
+	// Checked again when a person removed the folder meanwhile.
+	if (madeFolders.has(dir) && statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+	mkdirSync(dir, { recursive: true });
+	madeFolders.add(dir);
+}
+
 // ── What this process last wrote, so a write need not re-read an archive nobody else touched ──
 
 interface Written {
 	readonly stamp: string;
-	readonly archive: SessionArchive;
+	/**
+	 * Weak: the caller holds what it wrote while it still works on the session; once it lets the
+	 * archive go (an ingest that keeps nothing in memory), so does this, and a later write reads
+	 * the file again.
+	 */
+	readonly archive: WeakRef<SessionArchive>;
 }
 /** Per archive file: its stat after this process's last write, and what it wrote. */
 const lastWritten = new Map<string, Written>();
 
-async function stampOf(file: string): Promise<string | undefined> {
-	try {
-		const s = await stat(file, { bigint: true });
-		return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-	} catch {
-		return undefined;
-	}
+/** The file's identity and last change, or `undefined` when there is no file (a stat: synchronous, see fileLock). */
+function stampOf(file: string): string | undefined {
+	const s = statSync(file, { bigint: true, throwIfNoEntry: false });
+	return s ? `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
 }
 
 /** Called holding the lock, right after writing: no other pbot writer can have replaced the file. */
 async function remember(file: string, archive: SessionArchive): Promise<void> {
-	const stamp = await stampOf(file);
-	if (stamp) lastWritten.set(file, { stamp, archive });
+	const stamp = stampOf(file);
+	if (stamp) lastWritten.set(file, { stamp, archive: new WeakRef(archive) });
 	else lastWritten.delete(file);
 }
 
 /** The stored archive to merge with: the one this process wrote if the file is unchanged since, else read. */
 async function readStoredForMerge(file: string, sessionId: string): Promise<SessionArchive | undefined> {
+	const stamp = stampOf(file);
+	if (stamp === undefined) return undefined; // nothing stored yet (a cold ingest's every write)
 	const known = lastWritten.get(file);
-	if (known && (await stampOf(file)) === known.stamp) return known.archive;
+	const archive = known?.archive.deref();
+	if (known && archive && stamp === known.stamp) return archive;
 	try {
 		return (await readArchiveFile(file, sessionId))?.archive;
 	} catch (err) {

@@ -1,7 +1,7 @@
 import type { SessionArchive } from "../../services/history/archive.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/ports.ts";
-import { listArchiveIds, readArchiveCleaning, sweepLeftovers, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import { listArchiveIds, readArchiveCleaning, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.
@@ -20,9 +20,10 @@ export function workspaceArchiveStore(workspace: string, options: WriteArchiveOp
 			return listArchiveIds(workspace);
 		},
 		read: (sessionId) => readArchiveCleaning(workspace, sessionId, options),
-		write: async (archive) => {
-			await writeArchive(workspace, archive, options);
+		write: async (archive, writeOptions) => {
+			await writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) });
 		},
+		sync: () => syncHistoryFolder(workspace),
 	};
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { link, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
+import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 
@@ -17,6 +18,11 @@ import { basename, dirname, join } from "node:path";
  * A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
  * stale (if a new holder had taken it meanwhile, it is put back), and deleting it. Releasing deletes
  * the lock only if it is still ours. Within one process, callers of the same lock are queued.
+ *
+ * Reading a lock file and its age is synchronous (a hundred bytes from the page cache: microseconds,
+ * several times less CPU than through the promise API). Creating, renaming and deleting it are
+ * not: they wait on the file system's journal, which another process's fsync can hold for
+ * milliseconds, and Pi's event loop must not wait with it.
  */
 
 export interface FileLockOptions {
@@ -84,18 +90,15 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	const info: LockInfo = { pid: process.pid, host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {
 		try {
-			const handle = await open(lockPath, "wx", 0o644);
-			try {
-				await handle.writeFile(JSON.stringify(info));
-			} finally {
-				await handle.close();
-			}
+			// One call: created with O_EXCL, filled, closed. A crash between creating and filling
+			// leaves an empty lock, judged by its age.
+			await writeFile(lockPath, JSON.stringify(info), { flag: "wx", mode: 0o644 });
 			heldTokens.add(token);
 			return token;
 		} catch (err) {
 			if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 		}
-		const current = await inspect(lockPath);
+		const current = inspect(lockPath);
 		if (current === undefined) continue; // released meanwhile
 		if (isStale(current, staleMs)) {
 			await breakStale(lockPath, current.info?.token);
@@ -112,9 +115,20 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 
 async function release(lockPath: string, token: string): Promise<void> {
 	heldTokens.delete(token);
-	const current = await inspect(lockPath);
 	// Never delete a lock somebody else took after judging ours stale.
-	if (current?.info?.token === token) await rm(lockPath, { force: true });
+	let text: string;
+	try {
+		text = readFileSync(lockPath, "utf8");
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+		throw err;
+	}
+	if (parseInfo(text).info?.token !== token) return;
+	try {
+		await unlink(lockPath);
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+	}
 }
 
 interface LockState {
@@ -122,9 +136,10 @@ interface LockState {
 	readonly ageMs: number;
 }
 
-async function inspect(lockPath: string): Promise<LockState | undefined> {
+function inspect(lockPath: string): LockState | undefined {
 	try {
-		const [text, s] = await Promise.all([readFile(lockPath, "utf8"), stat(lockPath)]);
+		const text = readFileSync(lockPath, "utf8");
+		const s = statSync(lockPath);
 		return { ...parseInfo(text), ageMs: Date.now() - s.mtimeMs };
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;

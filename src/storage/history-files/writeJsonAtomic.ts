@@ -2,6 +2,14 @@ import { randomBytes } from "node:crypto";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
+export interface AtomicWriteOptions {
+	/**
+	 * Skip the folder sync: the rename is atomic but may be lost in a power cut until the folder is
+	 * synced (`syncFolder`) or the file system commits on its own.
+	 */
+	readonly deferFolderSync?: boolean;
+}
+
 /** Writes to the same path are queued, so two writes from one process never interleave. */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -10,18 +18,22 @@ const queues = new Map<string, Promise<unknown>>();
  * target, fsync of the folder. A crash leaves the old file or the new one, never a torn one; a
  * failed write removes its temporary file.
  */
-export function writeFileAtomic(file: string, text: string): Promise<void> {
+export function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
 	const previous = queues.get(file) ?? Promise.resolve();
-	const next = previous.catch(() => undefined).then(() => writeNow(file, text));
+	const next = previous.catch(() => undefined).then(() => writeNow(file, text, options));
 	queues.set(file, next);
 	return next.finally(() => {
 		if (queues.get(file) === next) queues.delete(file);
 	});
 }
 
-/** `writeFileAtomic` of pretty-printed JSON with a trailing newline. */
-export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-	return writeFileAtomic(file, `${JSON.stringify(value, null, 1)}\n`);
+/**
+ * `writeFileAtomic` of compact JSON with a trailing newline. Compact, not indented: archives are
+ * read by programs (`jq` indents them for a person), and indentation made them a third larger
+ * and slower to write and to load.
+ */
+export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
+	return writeFileAtomic(file, `${JSON.stringify(value)}\n`, options);
 }
 
 /** Temporary files are named so that readers of the folder can recognise and skip them. */
@@ -29,7 +41,7 @@ export function isTemporaryFile(name: string): boolean {
 	return name.startsWith(".") && name.endsWith(".tmp");
 }
 
-async function writeNow(file: string, text: string): Promise<void> {
+async function writeNow(file: string, text: string, options: AtomicWriteOptions): Promise<void> {
 	const dir = dirname(file);
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 	let renamed = false;
@@ -37,20 +49,44 @@ async function writeNow(file: string, text: string): Promise<void> {
 		const handle = await open(temp, "wx", 0o644);
 		try {
 			await handle.writeFile(text, "utf8");
-			await handle.sync();
+			// Data and size, before the rename makes them the archive's.
+			await handle.datasync();
 		} finally {
 			await handle.close();
 		}
 		await rename(temp, file);
 		renamed = true;
-		await syncDirectory(dir);
+		if (!options.deferFolderSync) await syncFolder(dir);
 	} finally {
 		if (!renamed) await rm(temp, { force: true });
 	}
 }
 
-/** Makes the rename itself durable. Some file systems refuse to open a folder; that is not an error. */
-async function syncDirectory(dir: string): Promise<void> {
+/**
+ * Folder syncs in progress, by folder: one running, and at most one queued that every write
+ * renamed meanwhile waits for (a group commit). Each write still returns only after a folder
+ * sync that began after its rename; eight writes in flight cost two or three syncs, not eight.
+ */
+const folderSyncs = new Map<string, { readonly running: Promise<void>; queued?: Promise<void> }>();
+
+/** Makes the renames done so far in `dir` durable (see `folderSyncs`). */
+export function syncFolder(dir: string): Promise<void> {
+	const entry = folderSyncs.get(dir);
+	if (entry === undefined) return startFolderSync(dir);
+	entry.queued ??= entry.running.then(() => startFolderSync(dir));
+	return entry.queued;
+}
+
+function startFolderSync(dir: string): Promise<void> {
+	const running = fsyncFolder(dir).finally(() => {
+		if (folderSyncs.get(dir)?.running === running) folderSyncs.delete(dir);
+	});
+	folderSyncs.set(dir, { running });
+	return running;
+}
+
+/** Some file systems refuse to open a folder; that is not an error. */
+async function fsyncFolder(dir: string): Promise<void> {
 	let handle;
 	try {
 		handle = await open(dir, "r");
