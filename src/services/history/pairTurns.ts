@@ -39,15 +39,32 @@ export function pairTurns(options: PairTurnsOptions = {}): OperatorFunction<Entr
 	return map((tree) => pairTree(tree, options));
 }
 
-/** An open Q&A while walking a path: immutable, shared by the paths below a branch point. */
+/**
+ * An open Q&A while walking a path: immutable lists, newest first, shared by the paths below a
+ * branch point. Lists, not arrays: a step adds one cell instead of copying what came before
+ * (a Q&A with hundreds of tool calls was quadratic), and arrays are made once, when it closes.
+ */
 interface OpenQa {
-	readonly parts: readonly QaPart[];
-	readonly members: readonly MessageNode[];
+	readonly parts: Cons<QaPart> | undefined;
+	readonly members: Cons<MessageNode>;
+}
+
+interface Cons<T> {
+	readonly head: T;
+	readonly tail: Cons<T> | undefined;
+}
+
+/** A list's items, oldest first. */
+function itemsOf<T>(list: Cons<T> | undefined): T[] {
+	const out: T[] = [];
+	for (let cell = list; cell; cell = cell.tail) out.push(cell.head);
+	return out.reverse();
 }
 
 /** A Q&A found on a path, before its id is decided. */
 interface Draft {
-	readonly open: OpenQa;
+	readonly parts: readonly QaPart[];
+	readonly members: readonly MessageNode[];
 	readonly completed: boolean;
 	readonly key: readonly string[];
 	/** File position of its last message: decides who keeps the plain id when keys collide. */
@@ -74,10 +91,11 @@ export function pairTree(tree: EntryTree, options: PairTurnsOptions = {}): Paire
 	const drafts: Draft[] = [];
 	const leaves: { leaf: MessageNode; path: PathLink | undefined }[] = [];
 	const close = (open: OpenQa, completed: boolean): Draft => {
-		const inputs = open.parts.filter((p) => p.kind === "input").map((p) => p.entryId);
-		const key = inputs.length > 0 ? inputs : [open.members[0]?.entryId ?? ""];
-		const last = open.members[open.members.length - 1];
-		const draft: Draft = { open, completed, key, lastIndex: last ? last.index : -1 };
+		const parts = itemsOf(open.parts);
+		const members = itemsOf(open.members);
+		const inputs = parts.filter((p) => p.kind === "input").map((p) => p.entryId);
+		const key = inputs.length > 0 ? inputs : [members[0]?.entryId ?? ""];
+		const draft: Draft = { parts, members, completed, key, lastIndex: open.members.head.index };
 		drafts.push(draft);
 		return draft;
 	};
@@ -137,8 +155,8 @@ type Step = { closed: OpenQa; completed: boolean; open?: undefined } | { closed?
 function stepQa(open: OpenQa | undefined, node: MessageNode): Step {
 	const m = node.message;
 	const add = (part?: QaPart): OpenQa => ({
-		parts: part ? [...(open?.parts ?? []), part] : (open?.parts ?? []),
-		members: [...(open?.members ?? []), node],
+		parts: part ? { head: part, tail: open?.parts } : open?.parts,
+		members: { head: node, tail: open?.members },
 	});
 	if (m.role === "user") {
 		return { open: add({ kind: "input", entryId: node.entryId, text: m.text, at: node.at, ...(m.images > 0 ? { images: m.images } : {}) }) };
@@ -177,13 +195,13 @@ function assignIds(sessionId: string, drafts: Draft[]): void {
 	for (const list of byKey.values()) {
 		list.sort((a, b) => a.lastIndex - b.lastIndex);
 		for (const d of list) {
-			d.id = d === list[0] ? qaId(sessionId, d.key) : qaId(sessionId, d.key, d.open.members.map((m) => m.entryId));
+			d.id = d === list[0] ? qaId(sessionId, d.key) : qaId(sessionId, d.key, d.members.map((m) => m.entryId));
 		}
 	}
 }
 
 function toQaNode(sessionId: string, draft: Draft, labels: ReadonlyMap<string, string>): QaNode {
-	const { parts, members } = draft.open;
+	const { parts, members } = draft;
 	const entryIds = members.map((m) => m.entryId);
 	const found = entryIds.map((id) => labels.get(id)).filter((l): l is string => l !== undefined);
 	return {
