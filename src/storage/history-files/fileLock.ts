@@ -89,13 +89,16 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	const token = randomBytes(8).toString("hex");
 	const info: LockInfo = { pid: process.pid, host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {
+		// Held before the file exists: a caller of this process that reads the file while it is
+		// being written (under another path to it) must not judge it a leftover of a dead pid.
+		heldTokens.add(token);
 		try {
 			// One call: created with O_EXCL, filled, closed. A crash between creating and filling
 			// leaves an empty lock, judged by its age.
 			await writeFile(lockPath, JSON.stringify(info), { flag: "wx", mode: 0o644 });
-			heldTokens.add(token);
 			return token;
 		} catch (err) {
+			heldTokens.delete(token);
 			if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 		}
 		const current = inspect(lockPath);
