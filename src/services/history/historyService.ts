@@ -1,6 +1,5 @@
-import { produce } from "immer";
 import { defaultIfEmpty, lastValueFrom } from "rxjs";
-import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, produce, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
 import type { HistoryEvent } from "./events.ts";
 import { isValidId } from "./ids.ts";
 import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
@@ -43,6 +42,8 @@ export interface HistoryServiceOptions {
 const MAX_PENDING_WRITES = 8;
 /** New sessions an ingest adds to the state together. */
 const NEW_SESSIONS_BATCH = 64;
+/** Archives read at once by `load`. */
+const LOAD_CONCURRENCY = 4;
 /** Files whose fingerprint or checkpoint state is taken at once (a stat; an open, a stat and a 4 KB read). */
 const STAT_CONCURRENCY = 32;
 
@@ -91,15 +92,16 @@ export class HistoryService {
 	async load(): Promise<void> {
 		if (this.loaded) return;
 		const read: Record<string, SessionArchive> = {};
-		for (const id of await this.storedIds()) {
-			if (this.state.sessions[id] !== undefined || this.apart.has(id)) continue;
+		const missing = [...(await this.storedIds())].filter((id) => this.state.sessions[id] === undefined && !this.apart.has(id));
+		// A few reads in flight: the next files come off the disk while one is parsed.
+		await mapLimit(missing, LOAD_CONCURRENCY, async (id) => {
 			try {
 				const archive = await this.options.store.read(id);
 				if (archive) read[id] = archive;
 			} catch (err) {
 				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
 			}
-		}
+		});
 		// What arrived while reading (a live update, an ingest) is newer than what was read.
 		for (const id of Object.keys(read)) if (this.state.sessions[id] !== undefined || this.apart.has(id)) delete read[id];
 		this.state = produce(this.state, (draft) => {
