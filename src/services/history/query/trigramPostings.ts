@@ -93,7 +93,9 @@ export class TrigramPostings {
 			if (k === key) return this.ids[slot] as number;
 			if (k === 0) break;
 		}
-		if ((this.used + 1) * 2 > this.keys.length) {
+		// Grown at three quarters full (not half): at a million documents the table holds ~4.5M
+		// trigrams, and each doubling it saves costs 12 bytes a slot; linear probing stays short.
+		if ((this.used + 1) * 4 > this.keys.length * 3) {
 			this.grow();
 			mask = this.keys.length - 1;
 			for (slot = hash(c0, c1, c2) & mask; this.keys[slot] !== 0; slot = (slot + 1) & mask);
