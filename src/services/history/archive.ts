@@ -10,7 +10,7 @@ import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from ".
  * `readonly` types and by this reducer being the only writer of the state.
  */
 const immer = new Immer({ autoFreeze: false });
-export const produce = immer.produce;
+export const produce: Immer["produce"] = immer.produce;
 
 /** Format tag and version of `.pi/pbot/history/<sessionId>.json` (see docs/archive-format.md). */
 export const ARCHIVE_FORMAT = "pbot-history-archive";
