@@ -17,6 +17,8 @@ import { cpus, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureHistory, PRESETS, DEFAULT_SEED, type HistoryManifest } from "./generator/index.ts";
+
+export { PRESETS };
 import type { ColdResult, NaiveResult, WarmResult } from "./tasks/ingest.ts";
 import type { LiveResult } from "./tasks/liveTail.ts";
 import type { PackageCosts } from "./tasks/packages.ts";

@@ -6,6 +6,7 @@ import { Command, CommanderError } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import { isQueryError } from "../services/history/query/index.ts";
 import { historyDir } from "../storage/history-files/index.ts";
+import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
 import { demoTour } from "./demoTour.ts";
 import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
 import { SummarizeSetupError, summarizeWorkspace } from "./summarizeCommand.ts";
@@ -66,7 +67,7 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 			return 2; // commander already printed its message
 		}
 		if (err instanceof Interrupted) return 130;
-		if (err instanceof UsageError || err instanceof SummarizeSetupError) {
+		if (err instanceof UsageError || err instanceof SummarizeSetupError || err instanceof BenchPresetError) {
 			io.stderr(`pbot-history: ${err.message}`);
 			return 2;
 		}
@@ -145,6 +146,36 @@ function buildProgram(io: CliIo): Command {
 			} finally {
 				process.off("SIGINT", onSigint);
 			}
+		});
+
+	program
+		.command("bench")
+		.description("run the benchmarks against baselines measured in the same run, and print the table of ratios")
+		.option("--preset <name>", "tiny, small (under a minute), medium or large (~1 GB history, ~10 min)", "small")
+		.option("--seed <n>", "generator seed (same seed, same bytes)")
+		.option("--data <dir>", "where generated histories are kept between runs", defaultBenchDataDir())
+		.option("--out <file>", "also write the preset's section of a results file (e.g. bench/RESULTS.md)")
+		.option("--runs <n>", "runs of each timed benchmark (the median is reported)")
+		.option("--only <steps>", "comma-separated: cold,warm,search,read,live,memory,single,packages")
+		.action(async (opts: { preset: string; seed?: string; data: string; out?: string; runs?: string; only?: string }) => {
+			const number = (flag: string, value: string | undefined) => {
+				if (value === undefined) return undefined;
+				const n = Number(value);
+				if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag}: expected a positive whole number, got ${JSON.stringify(value)}`);
+				return n;
+			};
+			const seed = number("--seed", opts.seed);
+			const runs = number("--runs", opts.runs);
+			const text = await runBenchCommand({
+				preset: opts.preset,
+				dataDir: resolve(io.cwd, opts.data),
+				...(seed !== undefined ? { seed } : {}),
+				...(runs !== undefined ? { runs } : {}),
+				...(opts.out ? { out: resolve(io.cwd, opts.out) } : {}),
+				...(opts.only ? { only: opts.only.split(",").map((s) => s.trim()) } : {}),
+				log: io.stderr,
+			});
+			io.stdout(text);
 		});
 
 	program
