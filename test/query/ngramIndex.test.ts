@@ -10,7 +10,7 @@ import type { HistoryEvent } from "../../src/services/history/events.ts";
 import { ngramSearchIndex, scanSearchIndex, searchHistory, type SearchIndex, type SearchParams } from "../../src/services/history/query/index.ts";
 import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
 import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
-import { bytesView, fixtureIndex, fixtureView, summaryReady } from "./helpers.ts";
+import { bytesView, fixtureIndex, fixtureSessionId, fixtureView, summaryReady } from "./helpers.ts";
 
 const encoder = new TextEncoder();
 const ALL_KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
@@ -186,5 +186,29 @@ describe("ngramSearchIndex", () => {
 		const snippets = found.kind === "hits" ? found.groups.flatMap((g) => g.hits.map((h) => h.snippet)) : [];
 		expect(snippets.some((s) => s.includes("bathe users now"))).toBe(true);
 		expect(snippets.some((s) => s.includes("The User, again"))).toBe(true);
+	});
+
+	it("counts a large result word by word only where no document needs a look of its own (fork copies, forgotten documents)", async () => {
+		const keys = ["many-qa-72", "fork-source", "fork", "clone-at-user", "tools-thinking"];
+		let view = await fixtureView(keys);
+		const index = ngramSearchIndex();
+		const forkTexts = Object.values(view.state.sessions)
+			.filter((a) => a.session.parentSessionId !== undefined)
+			.flatMap((a) => Object.values(a.nodes).map((n) => n.parts.map((p) => p.text).join(" ")));
+		const words = [...new Set(forkTexts.join(" ").toLowerCase().match(/[a-z0-9_]{3,}/g) ?? [])];
+		expect(words.length).toBeGreaterThan(10);
+		const check = () => {
+			for (const query of words) {
+				expectSame(view, { query, limit: 1 }, index);
+				expectSame(view, { query, limit: 0 }, index);
+			}
+		};
+		check();
+		// Sessions gone and back: their documents are forgotten and indexed again under new numbers.
+		const { [fixtureSessionId("fork-source")]: _gone, ...rest } = view.state.sessions;
+		view = buildQueryView({ sessions: rest }, view);
+		check();
+		view = buildQueryView((await fixtureView(keys)).state, view);
+		check();
 	});
 });

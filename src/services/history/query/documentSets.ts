@@ -8,8 +8,16 @@ import type { PostingLists } from "./postingLists.ts";
 
 const EMPTY = new Int32Array(0);
 
-/** The documents of any of the lists, ascending, once each (`size`: above every document number). */
-export function unionOf(lists: PostingLists, ids: readonly number[], size: number): Int32Array {
+/** A large set as a bitmap: bit `doc & 31` of word `doc >> 5`. */
+export interface DocumentBits {
+	readonly bits: Int32Array;
+}
+
+/**
+ * The documents of any of the lists, ascending, once each (`size`: above every document number);
+ * as a bitmap when it was built as one (ranking walks it word by word).
+ */
+export function unionOf(lists: PostingLists, ids: readonly number[], size: number): Int32Array | DocumentBits {
 	if (ids.length === 0) return EMPTY;
 	if (ids.length === 1) return lists.documents(ids[0] as number);
 	let postings = 0;
@@ -30,7 +38,7 @@ export function unionOf(lists: PostingLists, ids: readonly number[], size: numbe
 	}
 	const bits = new Int32Array((size + 31) >>> 5);
 	for (const id of ids) lists.mark(id, bits);
-	return fromBits(bits);
+	return { bits };
 }
 
 /** The documents whose bits are set, ascending. */

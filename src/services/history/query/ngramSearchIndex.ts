@@ -39,7 +39,8 @@ import { intersects } from "./params.ts";
 import { isQa, searchableText, type SearchDocument, type SearchFilter, type SearchIndex } from "./searchIndex.ts";
 import { compareIds } from "./sessions.ts";
 import { timeMs } from "./text.ts";
-import { unionOf } from "./documentSets.ts";
+import { DocumentTable } from "./documentTable.ts";
+import { fromBits, unionOf, type DocumentBits } from "./documentSets.ts";
 import { JunctionPostings, junctionsOf } from "./junctionPostings.ts";
 import { isTokenNeedle, TokenPostings } from "./tokenPostings.ts";
 import { TrigramPostings } from "./trigramPostings.ts";
@@ -72,43 +73,6 @@ export interface NgramIndexStats {
 
 export interface NgramSearchIndex extends SearchIndex {
 	stats(): NgramIndexStats;
-}
-
-/** Per-document facts in typed arrays, grown by doubling. */
-class DocumentTable {
-	level = new Int32Array(1024);
-	startMs = new Float64Array(1024);
-	endMs = new Float64Array(1024);
-	session = new Int32Array(1024);
-	/** 1: a Q&A of a session forked from another (it may be a copy the search drops). */
-	fork = new Uint8Array(1024);
-
-	set(num: number, doc: SearchDocument, session: number, forked: boolean): void {
-		if (num >= this.level.length) this.grow(num + 1);
-		this.level[num] = isQa(doc) ? 0 : doc.level;
-		this.startMs[num] = timeMs(doc.startedAt);
-		this.endMs[num] = timeMs(doc.endedAt);
-		this.session[num] = session;
-		this.fork[num] = forked && isQa(doc) ? 1 : 0;
-	}
-
-	private grow(min: number): void {
-		const size = Math.max(min, this.level.length * 2);
-		const grown = <T extends Int32Array | Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-			const b = make(size);
-			b.set(a);
-			return b;
-		};
-		this.level = grown(this.level, (n) => new Int32Array(n));
-		this.startMs = grown(this.startMs, (n) => new Float64Array(n));
-		this.endMs = grown(this.endMs, (n) => new Float64Array(n));
-		this.session = grown(this.session, (n) => new Int32Array(n));
-		this.fork = grown(this.fork, (n) => new Uint8Array(n));
-	}
-
-	bytes(): number {
-		return this.level.length * (4 + 8 + 8 + 4 + 1);
-	}
 }
 
 export interface NgramIndexOptions {
@@ -162,6 +126,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		live--;
 		const bytes = arena.sizeOf(num);
 		arena.remove(num);
+		table.forget(num);
 		liveBytes -= bytes;
 		deadBytes += bytes;
 	};
@@ -209,7 +174,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 				if (doc !== undefined && stillIn(archive, doc)) {
 					kept.push(num);
 					keptDocs.add(doc);
-					table.fork[num] = forked && isQa(doc) ? 1 : 0;
+					table.setFork(num, forked && isQa(doc));
 				} else removeDocument(num);
 			}
 			const index = indexed?.index ?? sessionCount++;
@@ -220,7 +185,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	};
 
 	/** Document numbers whose folded text contains the needle (well-formed, no U+FFFD), ascending. */
-	const find = (needle: string): Int32Array | number[] => {
+	const find = (needle: string): Int32Array | number[] | DocumentBits => {
 		const bytes = Buffer.from(needle, "utf8");
 		if (needle.length < 3) return arena.scan(bytes, isLive);
 		// A word needle lies within one word: the union of the lists of the words that contain it is
@@ -270,7 +235,8 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		sets.sort((a, b) => a.postings - b.postings);
 		const best = sets[0] as (typeof sets)[number];
 		if (best.postings >= rarest) return undefined;
-		let candidates = unionOf(junctions.lists, best.ids, docs.length);
+		const union = unionOf(junctions.lists, best.ids, docs.length);
+		let candidates = union instanceof Int32Array ? union : fromBits(union.bits);
 		for (let k = 1; k < sets.length && candidates.length > FEW_CANDIDATES; k++) {
 			const set = sets[k] as (typeof sets)[number];
 			if (set.ids.length === 1) candidates = junctions.lists.intersect(set.ids[0] as number, candidates);
@@ -314,8 +280,8 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	 * Filters, drops fork copies and ranks, as `searchHistory` does: level, newest end first, id.
 	 * A heap keeps the best `needed`; the rest are only counted.
 	 */
-	function rank(view: QueryView, nums: Int32Array | number[], filter: SearchFilter, needed: number): { top: SearchDocument[]; total: number } {
-		const { level, endMs, startMs, session, fork } = table;
+	function rank(view: QueryView, found: Int32Array | number[] | DocumentBits, filter: SearchFilter, needed: number): { top: SearchDocument[]; total: number } {
+		const { level, endMs, startMs, session, fork, wordLevel, wordEnd, wordSpecial } = table;
 		const only = filter.sessionId === undefined ? -1 : (sessions.get(filter.sessionId)?.index ?? -2);
 		const window = filter.window;
 		const filtered = window.fromMs !== undefined || window.toMs !== undefined;
@@ -324,24 +290,58 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		const worse = (a: number, b: number) => (level[a] as number) - (level[b] as number) || (endMs[b] as number) - (endMs[a] as number) || compareIds((docs[a] as SearchDocument).id, (docs[b] as SearchDocument).id);
 		const heap: number[] = [];
 		let total = 0;
-		// Newest documents have the highest numbers: walking down, the best come first and the
-		// rest mostly fail one comparison with the heap's worst.
-		for (let k = nums.length - 1; k >= 0; k--) {
-			const num = nums[k] as number;
-			if (docs[num] === undefined) continue; // forgotten (a trigram list still names it)
-			if (only !== -1 && session[num] !== only) continue;
-			if (filtered && !intersects(window, startMs[num] as number, endMs[num] as number)) continue;
+		const consider = (num: number) => {
+			if (docs[num] === undefined) return; // forgotten (a trigram list still names it)
+			if (only !== -1 && session[num] !== only) return;
+			if (filtered && !intersects(window, startMs[num] as number, endMs[num] as number)) return;
 			// A copy of a Q&A that an ancestor session holds with the same content is shown once, there.
 			// The copy has the same text, so it is a hit exactly when it passes the filters.
-			if (fork[num] === 1 && ancestorCopies(view, docs[num] as QaNode).some(passes)) continue;
+			if (fork[num] === 1 && ancestorCopies(view, docs[num] as QaNode).some(passes)) return;
 			total++;
-			if (needed === 0) continue;
+			if (needed === 0) return;
 			if (heap.length < needed) heapPush(heap, num, worse);
 			else if (worse(num, heap[0] as number) < 0) heapReplaceRoot(heap, num, worse);
+		};
+		// Newest documents have the highest numbers: walking down, the best come first and the
+		// rest mostly fail one comparison with the heap's worst.
+		if (!("bits" in found)) {
+			for (let k = found.length - 1; k >= 0; k--) consider(found[k] as number);
+		} else {
+			const bits = found.bits;
+			// Without filters, a word with no document to look at alone is only counted once the heap
+			// is full and its best possible document ranks below the heap's worst.
+			const countable = only === -1 && !filtered;
+			for (let w = bits.length - 1; w >= 0; w--) {
+				let word = bits[w] as number;
+				if (word === 0) continue;
+				if (countable && wordSpecial[w] === 0 && (needed === 0 || (heap.length === needed && below(w, heap[0] as number)))) {
+					total += popcount(word);
+					continue;
+				}
+				while (word !== 0) {
+					const bit = 31 - Math.clz32(word);
+					word ^= 1 << bit;
+					consider((w << 5) | bit);
+				}
+			}
 		}
 		heap.sort(worse);
 		return { top: heap.map((n) => docs[n] as SearchDocument), total };
+
+		/** Whether every document of word `w` ranks below document `root` (level first, then end). */
+		function below(w: number, root: number): boolean {
+			const best = wordLevel[w] as number;
+			const rootLevel = level[root] as number;
+			return best > rootLevel || (best === rootLevel && (wordEnd[w] as number) < (endMs[root] as number));
+		}
 	}
+}
+
+function popcount(x: number): number {
+	x -= (x >>> 1) & 0x55555555;
+	x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+	x = (x + (x >>> 4)) & 0x0f0f0f0f;
+	return Math.imul(x, 0x01010101) >>> 24;
 }
 
 // A max-heap by `worse` (the root is the worst element kept).
