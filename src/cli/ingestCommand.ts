@@ -22,7 +22,7 @@ export function formatIngestReport(report: IngestReport, archiveDir: string): st
 	const rows = report.sessions.map((s) => [s.sessionId, s.qa, s.incomplete, s.branches, levelsText(s.plannedByLevel), s.rejectedLines]);
 	rows.push(["total", totals.qa, totals.incomplete, totals.branches, levelsText(totals.plannedByLevel), totals.rejectedLines]);
 	const lines = [
-		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written).`,
+		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
 		"",
 		table(["session", "Q&A", "incomplete", "branches", "planned L1/L2/…", "rejected lines"], rows),
 	];

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
+import type { IngestReport } from "../services/history/historyService.ts";
 import { isQueryError } from "../services/history/query/index.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
@@ -89,14 +90,20 @@ function buildProgram(io: CliIo): Command {
 		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
 		.showHelpAfterError();
 
+	const printIngest = (opts: WorkspaceOptions & { json?: boolean }, report: IngestReport) => {
+		if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
+		else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
+	};
+
 	addWorkspaceOptions(program.command("ingest"), io.cwd)
-		.description("read the workspace's Pi sessions into .pi/pbot/history/ and print what was found")
+		.description("bring .pi/pbot/history/ up to date with the workspace's Pi sessions (files unchanged since they were ingested are not read)")
 		.option("--json", "print the report as JSON")
-		.action(async (opts: WorkspaceOptions & { json?: boolean }) => {
-			const report = await openFromOptions(opts, io.cwd).ingest();
-			if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
-			else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
-		});
+		.action(async (opts: WorkspaceOptions & { json?: boolean }) => printIngest(opts, await openFromOptions(opts, io.cwd).refresh()));
+
+	addWorkspaceOptions(program.command("rebuild"), io.cwd)
+		.description("read every session file again and re-extract its archive (summaries and Q&A the files no longer hold are kept)")
+		.option("--json", "print the report as JSON")
+		.action(async (opts: WorkspaceOptions & { json?: boolean }) => printIngest(opts, await openFromOptions(opts, io.cwd).ingest()));
 
 	addQueryCommands(program, { stdout: io.stdout, cwd: io.cwd, color: io.color ?? false });
 

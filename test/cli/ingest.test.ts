@@ -40,6 +40,30 @@ describe("pbot-history ingest", () => {
 		expect(text).toMatch(/^total\s+\d+/m);
 	});
 
+	it("reads only what changed on the next ingest, and everything again on rebuild", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const run = async (command: string) => {
+			const { io, out } = capture(ws.workspace);
+			expect(await runCli([command, "--sessions", "pi-sessions", "--json"], io)).toBe(0);
+			return JSON.parse(out.join("")) as { totals: { sessions: number; written: number }; unchangedFiles: number };
+		};
+		const first = await run("ingest");
+		expect(first.totals.sessions).toBe(17);
+		expect(first.unchangedFiles).toBe(0);
+		const again = await run("ingest");
+		expect(again.totals.sessions).toBe(0);
+		// Every file that gave a session is checkpointed (the not-yet-written empty one is read again: it costs nothing).
+		expect(again.unchangedFiles).toBeGreaterThanOrEqual(17);
+		const rebuilt = await run("rebuild");
+		expect(rebuilt.totals).toMatchObject({ sessions: 17, written: 0 });
+		expect(rebuilt.unchangedFiles).toBe(0);
+
+		const { io, out } = capture(ws.workspace);
+		expect(await runCli(["ingest", "--sessions", "pi-sessions"], io)).toBe(0);
+		expect(out.join("")).toMatch(/Ingested 0 session\(s\) .*\d+ file\(s\) unchanged since they were ingested, not read/);
+	});
+
 	it("exits 2 with a message for an unknown option", async () => {
 		const { io, err } = capture(process.cwd());
 		expect(await runCli(["ingest", "--bogus"], io)).toBe(2);

@@ -22,7 +22,10 @@ export interface SessionIngestReport {
 }
 
 export interface IngestReport {
+	/** The sessions of the files that were read. */
 	readonly sessions: readonly SessionIngestReport[];
+	/** Files not read because they are unchanged since they were ingested (`refresh` only). */
+	readonly unchangedFiles: number;
 	/** Files skipped and why, for a person to read (empty or unwritten files are skipped silently). */
 	readonly warnings: readonly string[];
 }
@@ -170,6 +173,7 @@ export class HistoryService {
 			}
 		}
 
+		const unchangedFiles = sources.length - todo.length;
 		const fresh = new Map<string, SourceCheckpoint>();
 		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
 		const writes = new Set<Promise<void>>();
@@ -216,7 +220,7 @@ export class HistoryService {
 			// Saved only after the archives they vouch for are written.
 			await this.options.checkpoints?.save(fresh).catch((err: Error) => warnings.push(`checkpoints: ${err.message}`));
 		}
-		return { sessions: reports, warnings };
+		return { sessions: reports, unchangedFiles, warnings };
 	}
 
 	/** The history events of one file: the replay pipeline over its bytes. */
