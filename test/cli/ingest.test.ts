@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
@@ -62,6 +64,19 @@ describe("pbot-history ingest", () => {
 		const { io, out } = capture(ws.workspace);
 		expect(await runCli(["ingest", "--sessions", "pi-sessions"], io)).toBe(0);
 		expect(out.join("")).toMatch(/Ingested 0 session\(s\) .*\d+ file\(s\) unchanged since they were ingested, not read/);
+	});
+
+	it("exits 1 with the failure's message when the workspace cannot be used (a file, not a folder)", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const notAFolder = join(ws.root, "a-file");
+		await writeFile(notAFolder, "not a workspace\n");
+		for (const argv of [["ingest", "--workspace", notAFolder, "--sessions", ws.sessions], ["search", "owner", "--workspace", notAFolder]]) {
+			const { io, err } = capture(ws.root);
+			expect(await runCli(argv, io)).toBe(1);
+			expect(err.join("")).toMatch(/^pbot-history: ENOTDIR: not a directory/);
+		}
+		expect(await readFile(notAFolder, "utf8")).toBe("not a workspace\n");
 	});
 
 	it("exits 2 with a message for an unknown option", async () => {
