@@ -16,7 +16,7 @@ import { HistoryRuntime } from "../../src/integrations/pi/history/runtime.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 
 describe("session replacement inside Pi (AgentSessionRuntime)", () => {
-	it("follows the new file after a new session and a switch, archives both, and leaves no watcher behind", async () => {
+	it("follows the new file after a new session, a switch and a fork, archives all, and leaves no watcher behind", async () => {
 		const root = await mkdtemp(join(tmpdir(), "pbot-switch-"));
 		const workspace = join(root, "ws");
 		const agentDir = join(root, "agent");
@@ -69,10 +69,28 @@ describe("session replacement inside Pi (AgentSessionRuntime)", () => {
 			await runtime.switchSession(firstFile!);
 			await waitFor(() => history.following === firstFile, "following the resumed file");
 
-			// Every session is archived and searchable.
+			// A fork of the first session at its answer. Pi gives a fork the process's cwd: the test
+			// process moves into the workspace for it, as a person running Pi there would be.
+			const answer = runtime.session.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "assistant");
+			expect(answer).toBeDefined();
+			const cwd = process.cwd();
+			process.chdir(workspace);
+			try {
+				expect((await runtime.fork(answer!.id, { position: "at" })).cancelled).toBe(false);
+			} finally {
+				process.chdir(cwd);
+			}
+			const forkFile = runtime.session.sessionFile;
+			expect(forkFile).not.toBe(firstFile);
+			await waitFor(() => history.following === forkFile, "following the fork's file");
+			await runtime.session.prompt("forked session question");
+
+			// Every session is archived and searchable; the fork's copy of the first Q&A is shown once.
 			const service = history.serviceFor({ cwd: workspace, sessionId: runtime.session.sessionId, agentDir });
 			const hits = await service.search({ query: "session question" });
-			expect(hits.kind === "hits" && hits.total).toBe(2);
+			expect(hits.kind === "hits" && hits.total).toBe(3);
+			const forked = await service.search({ query: "forked session question" });
+			expect(forked.kind === "hits" && forked.groups[0]?.hits[0]?.sessionId).toBe(runtime.session.sessionId);
 
 			await runtime.session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
 			expect(history.following).toBeUndefined();
