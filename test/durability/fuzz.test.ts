@@ -10,7 +10,7 @@ import type { HistoryEvent } from "../../src/services/history/events.ts";
 import { readNode, searchHistory } from "../../src/services/history/query/index.ts";
 import { buildQueryView } from "../../src/services/history/queryView.ts";
 import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
-import { sessionIdFromFileName } from "../../src/services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../src/services/history/sessionFileName.ts";
 import { fixtureBytes, fixturePath } from "../helpers/fixtures.ts";
 import { fixtureIndex } from "../query/helpers.ts";
 import { MUTATIONS, prng, splitBytes, type Random } from "./fuzz/mutations.ts";

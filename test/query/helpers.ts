@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { applyArchiveEvents, initialArchiveState, type ArchiveState, type SummaryRecord } from "../../src/services/history/archive.ts";
 import type { HistoryEvent, SummaryReady } from "../../src/services/history/events.ts";
 import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
-import { sessionIdFromFileName } from "../../src/services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../src/services/history/sessionFileName.ts";
 import type { QaNode } from "../../src/services/history/types.ts";
 import { QueryError } from "../../src/services/history/query/errors.ts";
 import { replayEvents } from "../helpers/entries.ts";

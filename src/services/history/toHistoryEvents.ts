@@ -1,6 +1,7 @@
 import { map, type OperatorFunction } from "rxjs";
 import type { HistoryEvent } from "./events.ts";
 import type { PlannedSession } from "./reduceLevels.ts";
+import { sessionIdFromFileName } from "./sessionFileName.ts";
 import type { SessionFacts } from "./types.ts";
 
 /**
@@ -36,16 +37,6 @@ function sessionFacts(planned: PlannedSession): SessionFacts {
 		...(name !== undefined ? { name } : {}),
 		...(parentSessionId ? { parentSessionId } : {}),
 	};
-}
-
-/**
- * The session id in a Pi session file name (`<time>_<session id>.jsonl`), from a path or name.
- * Only the id is kept: the path itself must never reach an archive.
- */
-export function sessionIdFromFileName(pathOrName: string): string | undefined {
-	const base = pathOrName.split(/[\\/]/).pop() ?? "";
-	const match = /_([A-Za-z0-9-]{8,64})\.jsonl$/.exec(base);
-	return match?.[1];
 }
 
 function validTime(value: string | undefined): string | undefined {

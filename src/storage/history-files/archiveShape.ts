@@ -1,5 +1,5 @@
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive, type SummaryRecord } from "../../services/history/archive.ts";
-import { sessionIdFromFileName } from "../../services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../services/history/sessionFileName.ts";
 import type { LineRejection, QaNode, SessionFacts } from "../../services/history/types.ts";
 
 /**

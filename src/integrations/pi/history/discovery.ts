@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { isInside, pathExists } from "../../../storage/history-files/index.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
-import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
 import { listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
 
 export interface DiscoveryOptions {

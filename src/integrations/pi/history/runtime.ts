@@ -8,7 +8,7 @@ import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
 import type { MigrationReport } from "./migrateOldArchives.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
-import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
 
 /**
  * pbot's state inside one Pi process: the history service of the current workspace and the live

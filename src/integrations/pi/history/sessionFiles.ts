@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { Observable } from "rxjs";
 import { isValidId } from "../../../services/history/ids.ts";
 import type { SessionSource, SourceState } from "../../../services/history/ports.ts";
-import { sessionIdFromFileName } from "../../../services/history/toHistoryEvents.ts";
+import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
 
 /** Chunk size for replaying a file: large enough that the per-chunk cost disappears. */
 const READ_CHUNK = 1 << 20;
