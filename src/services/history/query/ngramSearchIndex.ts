@@ -47,6 +47,8 @@ import { TrigramPostings } from "./trigramPostings.ts";
 
 /** Stop intersecting lists once this few candidates remain: checking them is cheaper. */
 const FEW_CANDIDATES = 16;
+/** Word runs of a folded needle long enough to be in the word lists. */
+const WORD_RUNS = /[a-z0-9_]{3,}/g;
 /** Rough costs (ns) of decoding one posting of a list and of checking one candidate's bytes. */
 const DECODE_NS = 3;
 const CHECK_NS = 500;
@@ -200,7 +202,12 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		const lists = postings.lists;
 		trigrams.sort((a, b) => lists.frequency(a) - lists.frequency(b));
 		if (needle.length === 3) return lists.documents(trigrams[0] as number);
-		let candidates = useJunctions ? junctionCandidates(needle, lists.frequency(trigrams[0] as number)) : undefined;
+		// Three sources of candidates, each holding every hit: the rarest trigram's list, the words that
+		// contain one of the needle's word runs (`SessionCache` in `SessionCache): Map`), and the
+		// junctions between its words. The one promising fewest documents is taken.
+		const rarest = lists.frequency(trigrams[0] as number);
+		const fromWords = useWords ? wordRunCandidates(needle, rarest) : undefined;
+		let candidates = (useJunctions ? junctionCandidates(needle, fromWords?.length ?? rarest) : undefined) ?? fromWords;
 		let k = 0;
 		if (candidates === undefined) {
 			candidates = lists.documents(trigrams[0] as number);
@@ -214,6 +221,26 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		// candidates; otherwise each is checked within its own bytes.
 		const span = candidates.length === 0 ? 1 : (candidates[candidates.length - 1] as number) - (candidates[0] as number) + 1;
 		return arena.verify(candidates, bytes, candidates.length > span / 2);
+	};
+
+	/**
+	 * Candidates from the words that contain the needle's rarest word run (a maximal run of word
+	 * characters, three or more): every occurrence of the needle puts the run inside one word of the
+	 * text. `undefined` when no run promises fewer than `rarest` documents.
+	 */
+	const wordRunCandidates = (needle: string, rarest: number): Int32Array | undefined => {
+		let best: number[] | undefined;
+		let bestPostings = rarest;
+		for (const run of needle.match(WORD_RUNS) ?? []) {
+			const { lists: ids, postings: n } = tokens.listsContaining(run);
+			if (n < bestPostings) {
+				best = ids;
+				bestPostings = n;
+			}
+		}
+		if (best === undefined) return undefined;
+		const union = unionOf(tokens.lists, best, docs.length);
+		return union instanceof Int32Array ? union : fromBits(union.bits);
 	};
 
 	/**
