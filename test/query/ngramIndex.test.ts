@@ -65,21 +65,28 @@ describe("ngramSearchIndex", () => {
 		const index = ngramSearchIndex();
 		// Trigrams alone: the path every needle took before word lists and junctions.
 		const trigrams = ngramSearchIndex({ words: false, junctions: false });
+		const sources = ngramSearchIndex({ fewEnough: 0 });
 		for (const query of QUERIES) {
 			expectSame(view, { query }, index);
 			expectSame(view, { query, limit: 3, offset: 1 }, index);
 			expectSame(view, { query }, trigrams);
+			expectSame(view, { query }, sources);
 		}
-		for (const query of phrasesOf(view, 150, 1)) expectSame(view, { query }, index);
+		for (const query of phrasesOf(view, 150, 1)) {
+			expectSame(view, { query }, index);
+			expectSame(view, { query }, sources);
+		}
 	});
 
 	it("finds exactly what the scan finds on generated sessions, with summaries, filters and paging", async () => {
 		const view = await generatedView(1);
 		const index = ngramSearchIndex();
+		const sources = ngramSearchIndex({ fewEnough: 0 });
 		const sessionId = Object.keys(view.state.sessions)[1] as string;
 		for (const query of [...QUERIES, ...phrasesOf(view, 250, 2)]) {
 			expectSame(view, { query }, index);
 			expectSame(view, { query, limit: 50, offset: 20 }, index);
+			expectSame(view, { query }, sources);
 		}
 		for (const query of ["the", "Summary", "session", "error", "config"]) {
 			expectSame(view, { query, sessionId }, index);
@@ -166,6 +173,8 @@ describe("ngramSearchIndex", () => {
 		});
 		const view = await bytesView([jsonl(lines)]);
 		const index = ngramSearchIndex();
+		// Every source of candidates looked at, however rare the rarest trigram (as in a large index).
+		const sources = ngramSearchIndex({ fewEnough: 0 });
 		const trigrams = ngramSearchIndex({ words: false, junctions: false });
 		const queries = [
 			"the user", "THE USER", "he user", "the use", "e us", "on do", "n do", "on d", "is its how", "s its h", "its how", "é au", "au la", "a b", "a b c", "b c",
@@ -180,9 +189,10 @@ describe("ngramSearchIndex", () => {
 		for (const query of queries) {
 			if (query.trim() === "") continue;
 			expectSame(view, { query, limit: 100 }, index);
+			expectSame(view, { query, limit: 100 }, sources);
 			expectSame(view, { query, limit: 100 }, trigrams);
 		}
-		const found = searchHistory(view, { query: "the user", limit: 100 }, index);
+		const found = searchHistory(view, { query: "the user", limit: 100 }, sources);
 		const snippets = found.kind === "hits" ? found.groups.flatMap((g) => g.hits.map((h) => h.snippet)) : [];
 		expect(snippets.some((s) => s.includes("bathe users now"))).toBe(true);
 		expect(snippets.some((s) => s.includes("The User, again"))).toBe(true);

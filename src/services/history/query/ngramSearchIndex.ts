@@ -11,13 +11,16 @@
  *   lists (`TokenPostings`) of the words that contain it — exact, and no document's bytes are read.
  *   This is what keeps an identifier cheap and a common word (found in a third of a million
  *   documents) one pass of its lists through a bitmap.
- * - Any other needle of three units or more: candidates from the lists of its trigrams, rarest
- *   first, or, when the needle has words separated by whitespace and the junction between two of
- *   them is rarer than its rarest trigram (a phrase of common words: `the user`), from the
- *   junction postings (`JunctionPostings`); then narrowed by the trigram lists worth decoding (a
- *   list is walked only when it would save more checks than it costs) and checked against their
- *   folded bytes, one by one when they are few, in one forward pass when they are many. A needle
- *   of exactly three units needs no check: its one trigram is the needle.
+ * - Any other needle of three units or more: candidates from whichever source promises fewest —
+ *   its rarest trigram's list; the words that contain one of its word runs (an identifier among
+ *   punctuation); the junction postings (`JunctionPostings`) between two of its words separated by
+ *   whitespace (a phrase of common words: `the user`) — then narrowed by the trigram lists worth
+ *   decoding (a list is walked only when it would save more checks than it costs) and checked
+ *   against their folded bytes, one by one when they are few, in one forward pass when they are
+ *   many. A needle of exactly three units needs no check: its one trigram is the needle.
+ * - Ranking walks the result from the newest number down with a heap of the page's hits; a
+ *   result kept as a bitmap is counted 32 documents at a time where none can reach the page
+ *   (`DocumentTable`).
  * - A shorter needle: one pass over the arena (a native `indexOf` over contiguous bytes).
  * - A needle that is not well-formed UTF-16, or holds U+FFFD: not answered (`undefined`); the
  *   search scans the strings instead (see `FoldedArena` for why).
@@ -47,6 +50,8 @@ import { TrigramPostings } from "./trigramPostings.ts";
 
 /** Stop intersecting lists once this few candidates remain: checking them is cheaper. */
 const FEW_CANDIDATES = 16;
+/** A rarest trigram list this short is the candidates, without looking at other sources. */
+const FEW_ENOUGH = 256;
 /** Word runs of a folded needle long enough to be in the word lists. */
 const WORD_RUNS = /[a-z0-9_]{3,}/g;
 /** Rough costs (ns) of decoding one posting of a list and of checking one candidate's bytes. */
@@ -82,6 +87,8 @@ export interface NgramIndexOptions {
 	readonly words?: boolean;
 	/** Use the junctions between words for phrases (default); off, phrases take the trigram path alone. */
 	readonly junctions?: boolean;
+	/** A rarest trigram of at most this many documents is taken without looking at other sources (tests lower it to 0). */
+	readonly fewEnough?: number;
 }
 
 /**
@@ -95,6 +102,7 @@ function worthIntersecting(frequency: number, candidates: number, size: number):
 export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIndex {
 	const useWords = options.words ?? true;
 	const useJunctions = options.junctions ?? true;
+	const fewEnough = options.fewEnough ?? FEW_ENOUGH;
 	let postings = new TrigramPostings();
 	let tokens = new TokenPostings();
 	let junctions = new JunctionPostings();
@@ -205,9 +213,10 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		// Three sources of candidates, each holding every hit: the rarest trigram's list, the words that
 		// contain one of the needle's word runs (`SessionCache` in `SessionCache): Map`), and the
 		// junctions between its words. The one promising fewest documents is taken.
+		// (A rarest trigram of few documents is taken at once: looking further would cost more.)
 		const rarest = lists.frequency(trigrams[0] as number);
-		const fromWords = useWords ? wordRunCandidates(needle, rarest) : undefined;
-		let candidates = (useJunctions ? junctionCandidates(needle, fromWords?.length ?? rarest) : undefined) ?? fromWords;
+		const fromWords = useWords && rarest > fewEnough ? wordRunCandidates(needle, rarest) : undefined;
+		let candidates = (useJunctions && rarest > fewEnough ? junctionCandidates(needle, fromWords?.length ?? rarest) : undefined) ?? fromWords;
 		let k = 0;
 		if (candidates === undefined) {
 			candidates = lists.documents(trigrams[0] as number);
@@ -245,11 +254,11 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 
 	/**
 	 * Candidates from the junctions between the needle's words (`junctionPostings.ts`), when they
-	 * promise fewer than the rarest trigram (`rarest` documents): the union of the lists of the
+	 * promise fewer than `bound` documents (the best other source): the union of the lists of the
 	 * rarest junction, intersected with the lists of the others that have one list. `undefined`:
 	 * no junction to use, or none rarer.
 	 */
-	const junctionCandidates = (needle: string, rarest: number): Int32Array | undefined => {
+	const junctionCandidates = (needle: string, bound: number): Int32Array | undefined => {
 		const sets: { ids: number[]; postings: number }[] = [];
 		for (const j of junctionsOf(needle)) {
 			const ids = junctions.listsOf(j);
@@ -261,7 +270,7 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 		if (sets.length === 0) return undefined;
 		sets.sort((a, b) => a.postings - b.postings);
 		const best = sets[0] as (typeof sets)[number];
-		if (best.postings >= rarest) return undefined;
+		if (best.postings >= bound) return undefined;
 		const union = unionOf(junctions.lists, best.ids, docs.length);
 		let candidates = union instanceof Int32Array ? union : fromBits(union.bits);
 		for (let k = 1; k < sets.length && candidates.length > FEW_CANDIDATES; k++) {
