@@ -111,4 +111,61 @@ describe("an ingest that holds only what it needs", () => {
 		await service.load();
 		expect(service.getArchive(sessionId)).toEqual(after);
 	});
+
+	it("loads everything an ingest running at the same time writes (a query during Pi's background ingest)", async () => {
+		const ws = await fixtureWorkspace("pbot-lean-race-");
+		cleanups.push(ws.cleanup);
+		const inner = countingStore();
+		let firstWrite: () => void = () => undefined;
+		const writing = new Promise<void>((resolve) => (firstWrite = resolve));
+		// Slow writes: the ingest is still writing (and letting archives go) while the load reads.
+		const store: ArchiveStore = {
+			...inner,
+			write: async (a, o) => {
+				firstWrite();
+				await new Promise((r) => setTimeout(r, 5));
+				await inner.write(a, o);
+			},
+		};
+		const service = new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }), checkpoints: memoryCheckpointStore() });
+		const ingest = service.refresh();
+		await writing;
+		await Promise.all([ingest, service.load()]);
+		expect(Object.keys(service.archiveState().sessions).sort()).toEqual(Object.keys(await inner.all()).sort());
+		expect(service.archiveState().sessions).toEqual(await inner.all());
+		// And a refresh after it finds nothing to read, yet the view has every session.
+		expect((await service.refresh()).sessions).toEqual([]);
+		expect((await service.sessions({ limit: 50 })).total).toBe(Object.keys(await inner.all()).length);
+	});
+
+	it("keeps no stale copy when a load reads archives an ingest is updating at the same time", async () => {
+		const ws = await fixtureWorkspace("pbot-lean-race2-");
+		cleanups.push(ws.cleanup);
+		const inner = countingStore();
+		const checkpoints = memoryCheckpointStore();
+		const discovery = fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] });
+		await new HistoryService({ store: inner, discovery, checkpoints }).ingest();
+		const names = (await readdir(ws.sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_"));
+		for (const name of names) await appendFile(join(ws.sessions, name), `${JSON.stringify({ type: "session_info", id: "zz000009", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed meanwhile" })}\n`);
+
+		// Slow reads and writes: the load reads an archive, the ingest writes its update and lets it go,
+		// then the load finishes.
+		const slow = (ms: number) => new Promise((r) => setTimeout(r, ms));
+		const store: ArchiveStore = {
+			list: () => inner.list(),
+			read: async (id) => {
+				const archive = await inner.read(id);
+				await slow(15);
+				return archive;
+			},
+			write: async (a, o) => {
+				await slow(2);
+				await inner.write(a, o);
+			},
+		};
+		const service = new HistoryService({ store, discovery, checkpoints });
+		await Promise.all([service.refresh(), slow(1).then(() => service.load())]);
+		const stored = await inner.all();
+		for (const [id, archive] of Object.entries(stored)) expect(service.archiveState().sessions[id], id).toEqual(archive);
+	});
 });

@@ -94,6 +94,11 @@ export class HistoryService {
 	 */
 	async load(): Promise<void> {
 		if (this.loaded) return;
+		return this.serially(() => this.loadNow());
+	}
+
+	private async loadNow(): Promise<void> {
+		if (this.loaded) return;
 		const read: Record<string, SessionArchive> = {};
 		const missing = [...(await this.storedIds())].filter((id) => this.state.sessions[id] === undefined && !this.apart.has(id));
 		// A few reads in flight: the next files come off the disk while one is parsed.
@@ -113,6 +118,9 @@ export class HistoryService {
 		this.loaded = true;
 		this.addApartSessions();
 	}
+
+	/** The end of the load, ingest or live update in progress (see `serially`). */
+	private turn: Promise<void> = Promise.resolve();
 
 	/** Whether every stored archive is in memory (`load` ran). */
 	get isLoaded(): boolean {
@@ -148,7 +156,25 @@ export class HistoryService {
 		return this.ingestSources(true);
 	}
 
-	private async ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
+	/**
+	 * Loading, ingesting and applying live events take turns. Each reads stored archives and then
+	 * changes the state; interleaved, a load could read an archive, an ingest then write a newer
+	 * one and let it go, and the load keep the older copy for good (a test reproduces it).
+	 */
+	private serially<T>(work: () => Promise<T>): Promise<T> {
+		const run = this.turn.then(work);
+		this.turn = run.then(
+			() => undefined,
+			() => undefined,
+		);
+		return run;
+	}
+
+	private ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
+		return this.serially(() => this.ingestNow(skipUnchanged));
+	}
+
+	private async ingestNow(skipUnchanged: boolean): Promise<IngestReport> {
 		await this.storedIds();
 		const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
 		const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
@@ -249,6 +275,13 @@ export class HistoryService {
 	 * archives they changed.
 	 */
 	async applyEvents(events: readonly HistoryEvent[]): Promise<void> {
+		// The state changes in turn; the writes (queued per session) are waited for outside it, so a
+		// query need not wait for a live update's fsync to see it.
+		const writes = await this.serially(() => this.applyEventsNow(events));
+		await Promise.all(writes);
+	}
+
+	private async applyEventsNow(events: readonly HistoryEvent[]): Promise<Promise<void>[]> {
 		const sessionIds = new Set<string>();
 		for (const e of events) {
 			const id = e.type === "SessionSeen" ? e.session.sessionId : e.type === "QaObserved" ? e.node.sessionId : e.type === "SummaryPlanned" ? e.plan.sessionId : e.sessionId;
@@ -257,10 +290,12 @@ export class HistoryService {
 		await this.hold(sessionIds);
 		const before = this.state;
 		this.state = applyArchiveEvents(this.state, events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined));
+		const writes: Promise<void>[] = [];
 		for (const id of sessionIds) {
 			const after = this.state.sessions[id];
-			if (after && after !== before.sessions[id]) await this.writeSession(id);
+			if (after && after !== before.sessions[id]) writes.push(this.writeSession(id));
 		}
+		return writes;
 	}
 
 	/**
