@@ -240,7 +240,10 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	const wordRunCandidates = (needle: string, rarest: number): Int32Array | undefined => {
 		let best: number[] | undefined;
 		let bestPostings = rarest;
-		for (const run of needle.match(WORD_RUNS) ?? []) {
+		// Longest first (usually the rarest), until one is rare enough to stop looking.
+		const runs = (needle.match(WORD_RUNS) ?? []).sort((a, b) => b.length - a.length);
+		for (const run of runs) {
+			if (bestPostings <= fewEnough) break;
 			const { lists: ids, postings: n } = tokens.listsContaining(run);
 			if (n < bestPostings) {
 				best = ids;
