@@ -240,9 +240,9 @@ export function ngramSearchIndex(options: NgramIndexOptions = {}): NgramSearchIn
 	const wordRunCandidates = (needle: string, rarest: number): Int32Array | undefined => {
 		let best: number[] | undefined;
 		let bestPostings = rarest;
-		// Longest first (usually the rarest), until one is rare enough to stop looking.
-		const runs = (needle.match(WORD_RUNS) ?? []).sort((a, b) => b.length - a.length);
-		for (const run of runs) {
+		// Fewest words first (by the tokens' own trigrams), until one is rare enough to stop looking.
+		const runs = (needle.match(WORD_RUNS) ?? []).map((run) => ({ run, words: tokens.tokensAtMost(run) })).sort((a, b) => a.words - b.words);
+		for (const { run } of runs) {
 			if (bestPostings <= fewEnough) break;
 			const { lists: ids, postings: n } = tokens.listsContaining(run);
 			if (n < bestPostings) {

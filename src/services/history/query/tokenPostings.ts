@@ -135,6 +135,17 @@ export class TokenPostings {
 		this.table = table;
 	}
 
+	/** At least as many as the tokens that contain the needle: those that hold its rarest trigram (a few table reads). */
+	tokensAtMost(needle: string): number {
+		let least = this.tokens.length;
+		for (let i = 0; i + 2 < needle.length; i++) {
+			const id = (this.gramIds[gramCode(needle, i)] as number) - 1;
+			if (id < 0) return 0;
+			least = Math.min(least, this.grams.frequency(id));
+		}
+		return least;
+	}
+
 	/** The lists of the tokens that contain the needle, and the documents they hold together (with repeats). */
 	listsContaining(needle: string): { lists: number[]; postings: number } {
 		const grams = this.grams;
