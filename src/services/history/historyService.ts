@@ -1,5 +1,5 @@
 import { defaultIfEmpty, lastValueFrom } from "rxjs";
-import { applyArchiveEvents, archiveEvents, initialArchiveState, produce, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
 import type { HistoryEvent } from "./events.ts";
 import { isValidId } from "./ids.ts";
 import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
@@ -112,9 +112,8 @@ export class HistoryService {
 		});
 		// What arrived while reading (a live update, an ingest) is newer than what was read.
 		for (const id of Object.keys(read)) if (this.state.sessions[id] !== undefined || this.apart.has(id)) delete read[id];
-		this.state = produce(this.state, (draft) => {
-			Object.assign(draft.sessions, read);
-		});
+		// A new session record, not a `produce`: immer would walk every archive just read to look for drafts.
+		this.state = { ...this.state, sessions: { ...this.state.sessions, ...read } };
 		this.loaded = true;
 		this.addApartSessions();
 	}
@@ -357,7 +356,7 @@ export class HistoryService {
 			this.apart.delete(id);
 		}
 		for (const id of Object.keys(add)) if (this.state.sessions[id] !== undefined) delete add[id];
-		if (Object.keys(add).length > 0) this.state = Object.freeze({ ...this.state, sessions: Object.freeze({ ...this.state.sessions, ...add }) });
+		if (Object.keys(add).length > 0) this.state = { ...this.state, sessions: { ...this.state.sessions, ...add } };
 	}
 
 	/** The query view over every archive (call `load` first), built on demand, reusing unchanged sessions. */
@@ -445,7 +444,7 @@ export class HistoryService {
 			else merge.push(...archiveEvents(archive));
 		}
 		this.apart.clear();
-		this.state = Object.freeze({ ...this.state, sessions: Object.freeze(sessions) });
+		this.state = { ...this.state, sessions };
 		if (merge.length > 0) this.state = applyArchiveEvents(this.state, merge);
 	}
 
