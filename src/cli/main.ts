@@ -10,7 +10,6 @@ import { historyDir } from "../storage/history-files/index.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
 import { demoTour } from "./demoTour.ts";
 import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
-import { SummarizeSetupError, summarizeWorkspace } from "./summarizeCommand.ts";
 import { watchWorkspace } from "./watchCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
 import { addWorkspaceOptions, discoveryFromOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
@@ -68,7 +67,8 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 			return 2; // commander already printed its message
 		}
 		if (err instanceof Interrupted) return 130;
-		if (err instanceof UsageError || err instanceof SummarizeSetupError || err instanceof BenchPresetError) {
+		// (`summarize` is loaded on demand: its error is known by name.)
+		if (err instanceof UsageError || err instanceof BenchPresetError || (err instanceof Error && err.name === "SummarizeSetupError")) {
 			io.stderr(`pbot-history: ${err.message}`);
 			return 2;
 		}
@@ -114,8 +114,13 @@ function buildProgram(io: CliIo): Command {
 		.action(async (opts: WorkspaceOptions & { model?: string; json?: boolean }) => {
 			const controller = new AbortController();
 			const onSigint = () => controller.abort();
-			process.once("SIGINT", onSigint);
+			// `on`, not `once`: a library's exit hook (signal-exit) re-raises the signal when it finds
+			// itself the only listener left, which a `once` listener makes it after it has run.
+			process.on("SIGINT", onSigint);
 			try {
+				// Loaded here: it needs Pi's SDK (auth, model registry), which costs any command that loads
+				// it about 100 MB before it reads a file.
+				const { summarizeWorkspace } = await import("./summarizeCommand.ts");
 				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd), {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
@@ -140,7 +145,9 @@ function buildProgram(io: CliIo): Command {
 		.action(async (opts: WorkspaceOptions & { json?: boolean }) => {
 			const controller = new AbortController();
 			const onSigint = () => controller.abort();
-			process.once("SIGINT", onSigint);
+			// `on`, not `once`: a library's exit hook (signal-exit) re-raises the signal when it finds
+			// itself the only listener left, which a `once` listener makes it after it has run.
+			process.on("SIGINT", onSigint);
 			try {
 				await watchWorkspace({
 					service: openFromOptions(opts, io.cwd),

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import type { Command } from "commander";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
@@ -44,6 +44,6 @@ export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { dis
 		const folders = opts.sessions.map((d) => resolve(cwd, d));
 		return { discovery: { workspace, sessionDirs: folders }, folders };
 	}
-	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : getAgentDir();
+	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
 }

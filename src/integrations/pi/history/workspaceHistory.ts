@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { piAgentDir } from "./agentDir.ts";
 import { HistoryService } from "../../../services/history/historyService.ts";
 import type { SessionDiscovery } from "../../../services/history/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
@@ -27,7 +27,7 @@ export interface WorkspaceHistoryOptions {
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
 export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryService {
 	const workspace = resolve(options.workspace);
-	const agentDir = options.agentDir ?? getAgentDir();
+	const agentDir = options.agentDir ?? piAgentDir();
 	const scanNative = options.scanNativeDir ?? (options.sessionDirs ?? []).length === 0;
 	const discoveryOptions: DiscoveryOptions = {
 		workspace,
