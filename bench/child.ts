@@ -4,7 +4,7 @@
  *   node dist/bench/bench/child.js <task> '<json params>'
  * Prints `RESULT <json>` as its last stdout line.
  */
-import { coldIngest, naiveRead, warmStart } from "./tasks/ingest.ts";
+import { cliIngest, coldIngest, naiveRead, warmStart } from "./tasks/ingest.ts";
 import { liveTail } from "./tasks/liveTail.ts";
 import { packageCosts } from "./tasks/packages.ts";
 import { searchCorpus } from "./tasks/search.ts";
@@ -18,6 +18,7 @@ const tasks: Record<string, (p: Params) => Promise<unknown> | unknown> = {
 	search: (p) => searchCorpus(p.dir as string, p.workspace as string, p.queries as number, p.scanQueries as number),
 	live: (p) => liveTail(p.file as string, p.startBytes as number, p.workspace as string, p.appends as number),
 	packages: (p) => packageCosts(p.dir as string, p.limitBytes as number),
+	cli: (p) => cliIngest(p.dir as string, p.workspace as string),
 };
 
 const [name, json] = process.argv.slice(2);

@@ -146,3 +146,22 @@ export async function warmStart(sessionsDir: string, workspace: string, reads: n
 export function workspaceOf(dataDir: string, name: string): string {
 	return join(dataDir, "work", name);
 }
+
+export interface CliResult {
+	readonly ms: number;
+	readonly exitCode: number;
+	readonly peakRss: number;
+}
+
+/**
+ * `pbot-history ingest` as a person runs it, in a new workspace: the CLI's own module graph
+ * (loaded here, not by the other tasks) and its ingest, for its peak RSS.
+ */
+export async function cliIngest(sessionsDir: string, workspace: string): Promise<CliResult> {
+	rmSync(workspace, { recursive: true, force: true });
+	mkdirSync(workspace, { recursive: true });
+	const { runCli } = await import("../../src/cli/main.ts");
+	const started = performance.now();
+	const exitCode = await runCli(["ingest", "--workspace", workspace, "--sessions", sessionsDir, "--json"], { stdout: () => undefined, stderr: () => undefined, cwd: workspace });
+	return { ms: performance.now() - started, exitCode, peakRss: peakRss() };
+}
