@@ -47,6 +47,14 @@ describe("writeArchive", () => {
 		expect((await readdir(historyDir(workspace))).sort()).toEqual([`${base.session.sessionId}.json`]);
 	});
 
+	it("writes again after the history folder was removed meanwhile (it makes the folder again)", async () => {
+		const archive = await fixtureArchive("compaction");
+		await writeArchive(workspace, archive);
+		await rm(historyDir(workspace), { recursive: true });
+		await writeArchive(workspace, archive);
+		expect(await readArchive(workspace, archive.session.sessionId)).toEqual(archive);
+	});
+
 	it("does not rewrite an archive that would not change", async () => {
 		const base = await fixtureArchive("compaction");
 		await writeArchive(workspace, withReady(base, 0, "text"));

@@ -100,18 +100,29 @@ export interface WriteArchiveOptions {
 export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<SessionArchive> {
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
-	ensureFolder(historyDir(workspace));
-	return withFileLock(
-		lockPathOf(file),
-		async () => {
-			const stored = await readStoredForMerge(file, sessionId);
-			const merged = stored ? mergeArchives(stored, archive) : archive;
-			if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged, { deferFolderSync: options.deferDurability === true });
-			await remember(file, merged);
-			return merged;
-		},
-		options.lock,
-	);
+	const dir = historyDir(workspace);
+	ensureFolder(dir);
+	const write = () =>
+		withFileLock(
+			lockPathOf(file),
+			async () => {
+				const stored = await readStoredForMerge(file, sessionId);
+				const merged = stored ? mergeArchives(stored, archive) : archive;
+				if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged, { deferFolderSync: options.deferDurability === true });
+				await remember(file, merged);
+				return merged;
+			},
+			options.lock,
+		);
+	try {
+		return await write();
+	} catch (err) {
+		// The folder was removed since this process made it (a person, a test): make it again, once.
+		if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+		madeFolders.delete(dir);
+		ensureFolder(dir);
+		return write();
+	}
 }
 
 /**
@@ -154,8 +165,7 @@ export function syncHistoryFolder(workspace: string): Promise<void> {
 const madeFolders = new Set<string>();
 
 function ensureFolder(dir: string): void {
-	// Checked again when a person removed the folder meanwhile.
-	if (madeFolders.has(dir) && statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+	if (madeFolders.has(dir)) return;
 	mkdirSync(dir, { recursive: true });
 	madeFolders.add(dir);
 }

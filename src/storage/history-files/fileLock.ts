@@ -49,6 +49,10 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 /** An empty lock older than this lost its creator between `open` and `write`. */
 const EMPTY_STALE_MS = 1_000;
 
+/** Tokens: random per process, counted per lock taken (no system randomness per write). */
+const processToken = randomBytes(8).toString("hex");
+let tokenCounter = 0;
+
 /** In-process queues, by lock path: a process never waits on a lock file it holds itself. */
 const queues = new Map<string, Promise<unknown>>();
 /** Tokens of the lock files this process holds now (by token: one file may be reached by two paths). */
@@ -86,7 +90,7 @@ export function isLockLeftover(name: string): boolean {
 async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
 	const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
 	const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-	const token = randomBytes(8).toString("hex");
+	const token = `${processToken}${(tokenCounter++).toString(16)}`;
 	const info: LockInfo = { pid: process.pid, host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {
 		// Held before the file exists: a caller of this process that reads the file while it is

@@ -10,6 +10,13 @@ export interface AtomicWriteOptions {
 	readonly deferFolderSync?: boolean;
 }
 
+/** Random per process, counted per file: unique names without asking the system for randomness per write. */
+const processHex = randomBytes(4).toString("hex");
+let counter = 0;
+function uniqueHex(): string {
+	return `${processHex}${(counter++).toString(16)}`;
+}
+
 /** Writes to the same path are queued, so two writes from one process never interleave. */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -43,7 +50,7 @@ export function isTemporaryFile(name: string): boolean {
 
 async function writeNow(file: string, text: string, options: AtomicWriteOptions): Promise<void> {
 	const dir = dirname(file);
-	const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	let renamed = false;
 	try {
 		const handle = await open(temp, "wx", 0o644);
