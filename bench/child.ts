@@ -4,21 +4,18 @@
  *   node dist/bench/bench/child.js <task> '<json params>'
  * Prints `RESULT <json>` as its last stdout line.
  */
-import { cliIngest, coldIngest, naiveRead, warmStart } from "./tasks/ingest.ts";
-import { liveTail } from "./tasks/liveTail.ts";
-import { packageCosts } from "./tasks/packages.ts";
-import { searchCorpus } from "./tasks/search.ts";
-
 type Params = Record<string, unknown>;
 
-const tasks: Record<string, (p: Params) => Promise<unknown> | unknown> = {
-	naive: (p) => naiveRead(p.dir as string),
-	cold: (p) => coldIngest(p.dir as string, p.workspace as string),
-	warm: (p) => warmStart(p.dir as string, p.workspace as string, p.reads as number),
-	search: (p) => searchCorpus(p.dir as string, p.workspace as string, p.queries as number, p.scanQueries as number),
-	live: (p) => liveTail(p.file as string, p.startBytes as number, p.workspace as string, p.appends as number),
-	packages: (p) => packageCosts(p.dir as string, p.limitBytes as number),
-	cli: (p) => cliIngest(p.dir as string, p.workspace as string),
+// Each task loads only its own modules: a task's peak RSS must not include another's (the search
+// index, chokidar, ndjson, the CLI).
+const tasks: Record<string, (p: Params) => Promise<unknown>> = {
+	naive: async (p) => (await import("./tasks/ingest.ts")).naiveRead(p.dir as string),
+	cold: async (p) => (await import("./tasks/ingest.ts")).coldIngest(p.dir as string, p.workspace as string),
+	warm: async (p) => (await import("./tasks/ingest.ts")).warmStart(p.dir as string, p.workspace as string, p.reads as number),
+	search: async (p) => (await import("./tasks/search.ts")).searchCorpus(p.dir as string, p.workspace as string, p.queries as number, p.scanQueries as number),
+	live: async (p) => (await import("./tasks/liveTail.ts")).liveTail(p.file as string, p.startBytes as number, p.workspace as string, p.appends as number),
+	packages: async (p) => (await import("./tasks/packages.ts")).packageCosts(p.dir as string, p.limitBytes as number),
+	cli: async (p) => (await import("./tasks/ingest.ts")).cliIngest(p.dir as string, p.workspace as string),
 };
 
 const [name, json] = process.argv.slice(2);

@@ -12,7 +12,7 @@
  * asserts anything; a target not met is reported as such.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -86,6 +86,9 @@ const count = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 
  * are flushed first (`sync`), so one task's write-back does not land in the next one's fsyncs.
  */
 async function child<T>(options: BenchOptions, task: string, params: Record<string, unknown>, flags: readonly string[] = []): Promise<T> {
+	// A cold ingest starts from no workspace: removed here, then everything flushed, so neither the
+	// removal nor the last run's writes are still settling in the kernel while the next run is timed.
+	if ((task === "cold" || task === "cli") && typeof params.workspace === "string") rmSync(params.workspace, { recursive: true, force: true });
 	spawnSync("sync");
 	const runtime = options.runtime ?? "dist";
 	const args =

@@ -28,9 +28,9 @@ export function workspaceService(workspace: string, sessionsDir: string, options
 				warnings: found.warnings,
 				sources: found.sources.map((s) => ({
 					...s,
-					read: () => {
+					read: (onState) => {
 						reads++;
-						return s.read();
+						return s.read(onState);
 					},
 				})),
 			};

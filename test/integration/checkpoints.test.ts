@@ -30,9 +30,9 @@ function newProcess(workspace: string, sessions: string): { service: HistoryServ
 				warnings: found.warnings,
 				sources: found.sources.map((s) => ({
 					...s,
-					read: () => {
+					read: (onState) => {
 						reads.push(s.key.split("/").pop() as string);
-						return s.read();
+						return s.read(onState);
 					},
 				})),
 			};

@@ -187,8 +187,11 @@ export class HistoryService {
 		if (skipUnchanged) todo = todo.filter((t) => t.fingerprint === undefined || this.fingerprints.get(t.source.key) !== t.fingerprint);
 		const checkpoints = await this.storedCheckpoints();
 		if (checkpoints) {
-			const states = await mapLimit(todo, STAT_CONCURRENCY, (t) => t.source.state?.().catch(() => undefined));
-			todo.forEach((t, i) => (t.state = states[i]));
+			// Taken ahead only where it can spare a read (a checkpoint to compare with); the others'
+			// states come from their reads (`SessionSource.read`), one open per file instead of two.
+			const ahead = todo.filter((t) => t.source.stateKey === undefined || (skipUnchanged && checkpoints.has(t.source.stateKey)));
+			const states = await mapLimit(ahead, STAT_CONCURRENCY, (t) => t.source.state?.().catch(() => undefined));
+			ahead.forEach((t, i) => (t.state = states[i]));
 			if (skipUnchanged) {
 				todo = todo.filter((t) => {
 					if (!t.state || !this.unchangedSince(checkpoints.get(t.state.key), t.state)) return true;
@@ -203,9 +206,10 @@ export class HistoryService {
 		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
 		const writes = new Set<Promise<void>>();
 		try {
-		for (const { source, fingerprint, state } of todo) {
+		for (const { source, fingerprint, state: stateAhead } of todo) {
 			try {
-				const events = await this.replaySource(source);
+				let state = stateAhead;
+				const events = await this.replaySource(source, checkpoints && !state ? (s) => (state = s) : undefined);
 				const ingested = await this.applyReplay(source, events, warnings);
 				if (ingested.report) reports.push(ingested.report);
 				const done = () => {
@@ -249,9 +253,9 @@ export class HistoryService {
 	}
 
 	/** The history events of one file: the replay pipeline over its bytes. */
-	private replaySource(source: SessionSource): Promise<HistoryEvent[]> {
+	private replaySource(source: SessionSource, onState?: (state: SourceState) => void): Promise<HistoryEvent[]> {
 		const options = source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {};
-		return lastValueFrom(source.read().pipe(sessionPipeline({ mode: "replay", ...options }), defaultIfEmpty([] as HistoryEvent[])));
+		return lastValueFrom(source.read(onState).pipe(sessionPipeline({ mode: "replay", ...options }), defaultIfEmpty([] as HistoryEvent[])));
 	}
 
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */

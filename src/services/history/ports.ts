@@ -37,8 +37,14 @@ export interface SessionSource {
 	readonly key: string;
 	/** Session id from the file name, for a file whose header cannot be read. */
 	readonly fallbackSessionId?: string;
-	/** The file's bytes, in chunks, from the start. */
-	read(): Observable<Uint8Array>;
+	/**
+	 * The file's bytes, in chunks, from the start. A source that can tells `onState` what the file
+	 * looked like when it was opened (its `state()`, taken before the first byte is read): the
+	 * ingest then need not open the file a second time for its checkpoint.
+	 */
+	read(onState?: (state: SourceState) => void): Observable<Uint8Array>;
+	/** The key `state()` will have (`SourceState.key`), known without touching the file. */
+	readonly stateKey?: string;
 	/**
 	 * Something that changes whenever the file's content may have changed (size, mtime, inode),
 	 * or `undefined` when the file is gone. Lets a refresh skip files it has already read.

@@ -46,7 +46,7 @@ const REUSED_CHUNK = 1 << 20;
  * The next chunk is read while the subscriber works on this one: without that, the pipeline sat
  * idle for every read (a fifth of the time on the 120 MB session).
  */
-export function readFileChunksReusing(path: string): Observable<Uint8Array> {
+export function readFileChunksReusing(path: string, onOpened?: (info: { size: number; mtimeMs: number; head: Uint8Array }) => void): Observable<Uint8Array> {
 	return new Observable<Uint8Array>((subscriber) => {
 		let closed = false;
 		let filling = spare.pop() ?? Buffer.allocUnsafe(REUSED_CHUNK);
@@ -56,12 +56,17 @@ export function readFileChunksReusing(path: string): Observable<Uint8Array> {
 			let pending: Promise<{ bytesRead: number }> | undefined;
 			try {
 				handle = await open(path, "r");
+				// Size and time before the first byte is read: a file that grows meanwhile shows as changed.
+				const info = onOpened ? await handle.stat() : undefined;
 				pending = handle.read(filling, 0, REUSED_CHUNK, null);
+				let first = true;
 				for (;;) {
 					const { bytesRead } = await pending;
 					pending = undefined;
 					if (bytesRead === 0 || closed) break;
 					const chunk = filling.subarray(0, bytesRead);
+					if (first && info && onOpened) onOpened({ size: info.size, mtimeMs: info.mtimeMs, head: chunk.subarray(0, Math.min(CHECKPOINT_HEAD, info.size)) });
+					first = false;
 					[filling, other] = [other, filling];
 					// Reads are sequential (position null): this one starts where the last ended.
 					pending = handle.read(filling, 0, REUSED_CHUNK, null);
@@ -88,7 +93,12 @@ export function sessionFileSource(path: string): SessionSource {
 	return {
 		key: path,
 		...(fallback && isValidId(fallback) ? { fallbackSessionId: fallback } : {}),
-		read: () => readFileChunksReusing(path),
+		stateKey: stateKeyOf(path, fallback),
+		read: (onState) =>
+			readFileChunksReusing(
+				path,
+				onState && ((opened) => onState({ key: stateKeyOf(path, fallback), size: opened.size, mtimeMs: opened.mtimeMs, headHash: headHashOf(opened.head) })),
+			),
 		fingerprint: async () => {
 			try {
 				const s = await stat(path, { bigint: true });
@@ -112,13 +122,21 @@ export async function sourceState(path: string, sessionId = sessionIdFromFileNam
 		const info = await handle.stat();
 		const head = Buffer.alloc(Math.min(CHECKPOINT_HEAD, info.size));
 		const { bytesRead } = await handle.read(head, 0, head.length, 0);
-		const headHash = createHash("sha256").update(head.subarray(0, bytesRead)).digest("base64url").slice(0, 22);
-		return { key: `${sessionId ?? ""}/${basename(path)}`, size: info.size, mtimeMs: info.mtimeMs, headHash };
+		return { key: stateKeyOf(path, sessionId), size: info.size, mtimeMs: info.mtimeMs, headHash: headHashOf(head.subarray(0, bytesRead)) };
 	} catch {
 		return undefined;
 	} finally {
 		await handle?.close();
 	}
+}
+
+/** A checkpoint's key: the session id in the file's name and the name, never the path. */
+function stateKeyOf(path: string, sessionId: string | undefined): string {
+	return `${sessionId ?? ""}/${basename(path)}`;
+}
+
+function headHashOf(head: Uint8Array): string {
+	return createHash("sha256").update(head).digest("base64url").slice(0, 22);
 }
 
 /**
