@@ -205,11 +205,25 @@ export class HistoryService {
 		const fresh = new Map<string, SourceCheckpoint>();
 		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
 		const writes = new Set<Promise<void>>();
+		// The next file is read (its chunks parsed as they arrive) while this one is applied and its
+		// archive handed to the disk: without it the loop sat idle for every file's open and first read.
+		const startReplay = (t: (typeof todo)[number]): Promise<{ events?: HistoryEvent[]; error?: unknown; state?: SourceState }> => {
+			let state = t.state;
+			return this.replaySource(t.source, checkpoints && !state ? (s) => (state = s) : undefined).then(
+				(events) => ({ events, ...(state ? { state } : {}) }),
+				(error: unknown) => ({ error }),
+			);
+		};
+		let next = todo[0] ? startReplay(todo[0]) : undefined;
 		try {
-		for (const { source, fingerprint, state: stateAhead } of todo) {
+		for (let k = 0; k < todo.length; k++) {
+			const { source, fingerprint } = todo[k] as (typeof todo)[number];
+			const replayed = await (next as NonNullable<typeof next>);
+			next = k + 1 < todo.length ? startReplay(todo[k + 1] as (typeof todo)[number]) : undefined;
 			try {
-				let state = stateAhead;
-				const events = await this.replaySource(source, checkpoints && !state ? (s) => (state = s) : undefined);
+				if (replayed.error !== undefined) throw replayed.error;
+				const state = replayed.state;
+				const events = replayed.events as HistoryEvent[];
 				const ingested = await this.applyReplay(source, events, warnings);
 				if (ingested.report) reports.push(ingested.report);
 				const done = () => {
