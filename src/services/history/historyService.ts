@@ -81,6 +81,8 @@ export class HistoryService {
 	private readonly apart = new Map<string, SessionArchive>();
 	/** The stored checkpoints, read once per process (then kept up to date in memory). */
 	private checkpoints: Map<string, SourceCheckpoint> | undefined;
+	/** The end of the load, ingest or live update in progress (see `serially`). */
+	private turn: Promise<void> = Promise.resolve();
 
 	constructor(private readonly options: HistoryServiceOptions) {}
 
@@ -110,16 +112,12 @@ export class HistoryService {
 				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
 			}
 		});
-		// What arrived while reading (a live update, an ingest) is newer than what was read.
-		for (const id of Object.keys(read)) if (this.state.sessions[id] !== undefined || this.apart.has(id)) delete read[id];
+		// (Nothing else changes the state meanwhile: loads, ingests and live updates take turns.)
 		// A new session record, not a `produce`: immer would walk every archive just read to look for drafts.
 		this.state = { ...this.state, sessions: { ...this.state.sessions, ...read } };
 		this.loaded = true;
 		this.addApartSessions();
 	}
-
-	/** The end of the load, ingest or live update in progress (see `serially`). */
-	private turn: Promise<void> = Promise.resolve();
 
 	/** Whether every stored archive is in memory (`load` ran). */
 	get isLoaded(): boolean {
