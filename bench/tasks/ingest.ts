@@ -53,10 +53,15 @@ export interface ColdResult {
 	readonly heapUsed: number;
 }
 
-/** `ingest` of every file into a workspace without archives (as `pbot-history ingest` does). */
-export async function coldIngest(sessionsDir: string, workspace: string): Promise<ColdResult> {
+/** An empty workspace (the runner also removes it before the process starts, then flushes the disk). */
+function freshWorkspace(workspace: string): void {
 	rmSync(workspace, { recursive: true, force: true });
 	mkdirSync(workspace, { recursive: true });
+}
+
+/** `ingest` of every file into a workspace without archives (as `pbot-history ingest` does). */
+export async function coldIngest(sessionsDir: string, workspace: string): Promise<ColdResult> {
+	freshWorkspace(workspace);
 	const { files, bytes } = folderBytes(sessionsDir);
 	const { service } = workspaceService(workspace, sessionsDir);
 	const started = performance.now();
@@ -158,8 +163,7 @@ export interface CliResult {
  * (loaded here, not by the other tasks) and its ingest, for its peak RSS.
  */
 export async function cliIngest(sessionsDir: string, workspace: string): Promise<CliResult> {
-	rmSync(workspace, { recursive: true, force: true });
-	mkdirSync(workspace, { recursive: true });
+	freshWorkspace(workspace);
 	const { runCli } = await import("../../src/cli/main.ts");
 	const started = performance.now();
 	const exitCode = await runCli(["ingest", "--workspace", workspace, "--sessions", sessionsDir, "--json"], { stdout: () => undefined, stderr: () => undefined, cwd: workspace });

@@ -10,7 +10,7 @@ import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from ".
  * `readonly` types and by this reducer being the only writer of the state.
  */
 const immer = new Immer({ autoFreeze: false });
-export const produce: Immer["produce"] = immer.produce;
+const produce = immer.produce;
 
 /** Format tag and version of `.pi/pbot/history/<sessionId>.json` (see docs/archive-format.md). */
 export const ARCHIVE_FORMAT = "pbot-history-archive";
@@ -72,8 +72,7 @@ export function applyArchiveEvents(state: ArchiveState, events: readonly History
  * The archive of a session nothing holds yet, projected from its events by the same reducer on a
  * fresh object. Immer's copy-on-write buys nothing when there is no earlier state to share with,
  * and its finalisation (walking every added node to find drafts, then freezing it) was a fifth of
- * a cold ingest's time. The result is not frozen; a later `produce` over a state holding it
- * freezes it then.
+ * a cold ingest's time.
  */
 export function projectNewArchive(events: readonly HistoryEvent[]): ArchiveState {
 	const state: ArchiveState = { sessions: {} };

@@ -353,25 +353,15 @@ export class HistoryService {
 	 * the store), so events about them apply to what is stored rather than to an empty archive.
 	 */
 	private async hold(sessionIds: Iterable<string>): Promise<void> {
-		const stored = await this.storedIds();
+		await this.storedIds();
 		const add: Record<string, SessionArchive> = {};
 		for (const id of sessionIds) {
-			if (this.state.sessions[id] !== undefined || this.apart.has(id) || !stored.has(id)) continue;
-			try {
-				const archive = await this.options.store.read(id);
-				if (archive) add[id] = archive;
-			} catch (err) {
-				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
-			}
-		}
-		for (const id of sessionIds) {
-			const own = this.apart.get(id);
-			if (own === undefined) continue;
-			// An ingest's copy is newer than the stored one; its write (queued) takes the state's.
-			add[id] = own;
+			if (this.state.sessions[id] !== undefined) continue;
+			// An ingest's own copy (one whose write failed) is newer than the stored one.
+			const archive = this.apart.get(id) ?? (await this.readStored(id, this.warnings));
 			this.apart.delete(id);
+			if (archive) add[id] = archive;
 		}
-		for (const id of Object.keys(add)) if (this.state.sessions[id] !== undefined) delete add[id];
 		if (Object.keys(add).length > 0) this.state = { ...this.state, sessions: { ...this.state.sessions, ...add } };
 	}
 
@@ -422,7 +412,6 @@ export class HistoryService {
 			// (adding each at once copies the whole session record every time: quadratic over a
 			// cold ingest of a thousand files); until then it is dropped once written.
 			const before = this.apart.get(sessionId) ?? (await this.readStored(sessionId, warnings));
-			if (this.state.sessions[sessionId] !== undefined) return this.applyReplay(source, events, warnings); // joined meanwhile
 			const after = (before ? applyArchiveEvents({ sessions: { [sessionId]: before } }, events) : projectNewArchive(events)).sessions[sessionId] as SessionArchive;
 			const written = after !== before;
 			if (written || this.apart.has(sessionId) || this.loaded) this.apart.set(sessionId, after);
@@ -435,7 +424,7 @@ export class HistoryService {
 		return { report: reportOf(after, events, written), sessionId, ...(written ? { write: this.writeSession(sessionId, "deferred") } : {}) };
 	}
 
-	/** A stored archive to update, or `undefined` (none, or unreadable: the write then sets a damaged one aside). */
+	/** A stored archive to update, or `undefined` (none, or unreadable — reported; the write then sets a damaged one aside). */
 	private async readStored(sessionId: string, warnings: string[]): Promise<SessionArchive | undefined> {
 		if (!this.stored?.has(sessionId)) return undefined;
 		try {
