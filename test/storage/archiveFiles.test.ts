@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,6 +46,40 @@ describe("writeArchive", () => {
 		const texts = Object.values(onDisk!.summaries).filter((s) => s.status === "ready").map((s) => s.text).sort();
 		expect(texts).toEqual(["by the other process", "by this process"]);
 		expect((await readdir(historyDir(workspace))).sort()).toEqual([`${base.session.sessionId}.json`]);
+	});
+
+	it("makes a new archive without a lock file, and concurrent first writes of one session all land (merged)", async () => {
+		const base = await fixtureArchive("compaction");
+		const ids = Object.keys(base.summaries);
+		expect(ids.length).toBeGreaterThan(1);
+		// No archive yet: every writer finds none, the first link wins, the others merge under the
+		// lock (a rename would have replaced the winner's summary). Twenty rounds, each a new folder.
+		for (let round = 0; round < 20; round++) {
+			const ws = join(workspace, `round-${round}`);
+			await Promise.all(ids.map((_, i) => writeArchive(ws, withReady(base, i, `summary ${i}`))));
+			const onDisk = await readArchive(ws, base.session.sessionId);
+			const texts = Object.values(onDisk!.summaries).map((s) => s.text).sort();
+			expect(texts).toEqual(ids.map((_, i) => `summary ${i}`).sort());
+			expect((await readdir(historyDir(ws))).sort()).toEqual([`${base.session.sessionId}.json`]);
+		}
+	});
+
+	it("takes the lock only to update an archive, not to make a new one", async () => {
+		const base = await fixtureArchive("compaction");
+		await mkdir(historyDir(workspace), { recursive: true });
+		const seen: string[] = [];
+		const watcher = watch(historyDir(workspace), (_event, name) => name && seen.push(name));
+		try {
+			await writeArchive(workspace, base);
+			await new Promise((r) => setTimeout(r, 50));
+			expect(seen.filter((n) => n.endsWith(".lock"))).toEqual([]);
+			expect(seen).toContain(`${base.session.sessionId}.json`);
+			await writeArchive(workspace, withReady(base, 0, "an update"));
+			await new Promise((r) => setTimeout(r, 50));
+			expect(seen.filter((n) => n.endsWith(".lock")).length).toBeGreaterThan(0);
+		} finally {
+			watcher.close();
+		}
 	});
 
 	it("writes again after the history folder was removed meanwhile (it makes the folder again)", async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile, mkdir, chmod } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomic, writeJsonAtomic } from "../../src/storage/history-files/writeJsonAtomic.ts";
+import { createFileAtomic, writeFileAtomic, writeJsonAtomic } from "../../src/storage/history-files/writeJsonAtomic.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -42,5 +42,25 @@ describe("writeFileAtomic", () => {
 		await expect(writeFileAtomic(target, "new")).rejects.toThrow();
 		expect(await readdir(sub)).toEqual(["c.json", "d.json"]);
 		expect(await readFile(file, "utf8")).toBe("old");
+	});
+});
+
+describe("createFileAtomic", () => {
+	it("makes a file that is absent, and leaves one that is present as it is", async () => {
+		const file = join(dir, "new.json");
+		expect(await createFileAtomic(file, "first")).toBe("created");
+		expect(await readFile(file, "utf8")).toBe("first");
+		expect(await createFileAtomic(file, "second")).toBe("exists");
+		expect(await readFile(file, "utf8")).toBe("first");
+		expect(await readdir(dir)).toEqual(["new.json"]);
+	});
+
+	it("lets exactly one of concurrent creators make the file, whole", async () => {
+		const file = join(dir, "race.json");
+		const texts = Array.from({ length: 12 }, (_, i) => `writer ${i} `.repeat(5_000));
+		const outcomes = await Promise.all(texts.map((t) => createFileAtomic(file, t)));
+		expect(outcomes.filter((o) => o === "created")).toHaveLength(1);
+		expect(await readFile(file, "utf8")).toBe(texts[outcomes.indexOf("created")]);
+		expect(await readdir(dir)).toEqual(["race.json"]);
 	});
 });

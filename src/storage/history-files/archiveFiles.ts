@@ -7,7 +7,7 @@ import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { isTemporaryFile, syncFolder, writeJsonAtomic } from "./writeJsonAtomic.ts";
+import { createJsonAtomic, isTemporaryFile, syncFolder, writeJsonAtomic, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -96,24 +96,39 @@ export interface WriteArchiveOptions {
  * summaries, nothing another process stored is lost), and written atomically. Returns what is on
  * disk afterwards. A stored archive that cannot be parsed is kept beside as `<id>.json.damaged-<time>`
  * and replaced; one of a newer format version is never overwritten (an `ArchiveError`).
+ *
+ * An archive that does not exist yet (every write of a cold ingest) is made without the lock: an
+ * archive file goes from absent to present only by `createFileAtomic` (a hard link, which fails
+ * if the name exists), by lock-free creators and lock holders alike, so neither can replace the
+ * other's file; whoever finds it made meanwhile merges under the lock. A lock file per archive
+ * was two more files made and removed per write: on ext4 every new file scans past the inodes
+ * removed in the last minutes, and a cold ingest spent a tenth of its time there.
  */
 export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<SessionArchive> {
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
 	const dir = historyDir(workspace);
 	ensureFolder(dir);
-	const write = () =>
-		withFileLock(
+	const atomic = { deferFolderSync: options.deferDurability === true };
+	const write = async (): Promise<SessionArchive> => {
+		if (stampOf(file) === undefined && (await create(dir, file, archive, atomic)) === "created") return archive;
+		return withFileLock(
 			lockPathOf(file),
 			async () => {
-				const stored = await readStoredForMerge(file, sessionId);
-				const merged = stored ? mergeArchives(stored, archive) : archive;
-				if (!stored || !deepEqual(stored, merged)) await writeJsonAtomic(file, merged, { deferFolderSync: options.deferDurability === true });
-				await remember(file, merged);
-				return merged;
+				for (;;) {
+					const stored = await readStoredForMerge(file, sessionId);
+					const merged = stored ? mergeArchives(stored, archive) : archive;
+					if (!stored) {
+						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
+						if ((await create(dir, file, merged, atomic, true)) === "exists") continue;
+					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
+					await remember(file, merged);
+					return merged;
+				}
 			},
 			options.lock,
 		);
+	};
 	try {
 		return await write();
 	} catch (err) {
@@ -123,6 +138,25 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 		ensureFolder(dir);
 		return write();
 	}
+}
+
+/** Folders whose file system has no hard links: there, archives are made under the lock only. */
+const withoutLinks = new Set<string>();
+
+/**
+ * Makes an archive file that does not exist (`createFileAtomic`). Where the file system has no
+ * hard links nothing can be made without the lock: `unsupported` then, and a lock holder (the only
+ * kind of creator there) renames instead. Not remembered for merges: without the lock, another
+ * writer may already have replaced the file by the time its stamp is taken.
+ */
+async function create(dir: string, file: string, archive: SessionArchive, atomic: { deferFolderSync: boolean }, locked = false): Promise<CreateOutcome> {
+	const outcome = withoutLinks.has(dir) ? "unsupported" : await createJsonAtomic(file, archive, atomic);
+	if (outcome === "unsupported") withoutLinks.add(dir);
+	if (outcome === "unsupported" && locked) {
+		await writeJsonAtomic(file, archive, atomic);
+		return "created";
+	}
+	return outcome;
 }
 
 /**

@@ -5,7 +5,7 @@ import { isValidId } from "../../services/history/ids.ts";
 import { archivePath, historyDir } from "./archiveFiles.ts";
 import { upcastArchive } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { isTemporaryFile, writeJsonAtomic } from "./writeJsonAtomic.ts";
+import { createJsonAtomic, isTemporaryFile, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 /**
  * Migration from the old location: `pbot/history/` under Pi's agent directory, where earlier pbot
@@ -86,8 +86,10 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 			lockPathOf(target),
 			async () => {
 				if (await pathExists(target)) return false;
-				await writeJsonAtomic(target, archive);
-				return true;
+				// Made only if still absent (an ingest creates archives without the lock, see `writeArchive`).
+				const outcome = await createJsonAtomic(target, archive);
+				if (outcome === "unsupported") await writeJsonAtomic(target, archive);
+				return outcome !== "exists";
 			},
 			options.lock,
 		);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { open, rename, rm } from "node:fs/promises";
+import { link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -43,6 +43,42 @@ export function writeJsonAtomic(file: string, value: unknown, options: AtomicWri
 	return writeFileAtomic(file, `${JSON.stringify(value)}\n`, options);
 }
 
+/** What `createFileAtomic` did. `unsupported`: the file system has no hard links; nothing was made. */
+export type CreateOutcome = "created" | "exists" | "unsupported";
+
+/**
+ * Makes `file` with `text` only if there is no such file, atomically: a temporary file is written
+ * and synced, then hard-linked to the name (`link` fails if the name exists: no rename can
+ * replace a file that appeared meanwhile) and its temporary name removed. Either a whole new file
+ * appears, or nothing changes (`exists`). The archive writers rely on it: an archive file goes from
+ * absent to present only this way, so creating one needs no lock (see `writeArchive`).
+ */
+export async function createFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
+	const dir = dirname(file);
+	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
+	try {
+		await writeTemp(temp, text);
+		try {
+			await link(temp, file);
+		} catch (err) {
+			const code = (err as NodeJS.ErrnoException).code;
+			if (code === "EEXIST") return "exists";
+			if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS" || code === "EMLINK") return "unsupported";
+			throw err;
+		}
+		if (!options.deferFolderSync) await syncFolder(dir);
+		return "created";
+	} finally {
+		// After a link, only a second name of the new file; before it, the whole attempt.
+		await unlink(temp).catch(() => undefined);
+	}
+}
+
+/** `createFileAtomic` of compact JSON with a trailing newline (as `writeJsonAtomic` writes it). */
+export function createJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
+	return createFileAtomic(file, `${JSON.stringify(value)}\n`, options);
+}
+
 /** Temporary files are named so that readers of the folder can recognise and skip them. */
 export function isTemporaryFile(name: string): boolean {
 	return name.startsWith(".") && name.endsWith(".tmp");
@@ -53,19 +89,24 @@ async function writeNow(file: string, text: string, options: AtomicWriteOptions)
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	let renamed = false;
 	try {
-		const handle = await open(temp, "wx", 0o644);
-		try {
-			await handle.writeFile(text, "utf8");
-			// Data and size, before the rename makes them the archive's.
-			await handle.datasync();
-		} finally {
-			await handle.close();
-		}
+		await writeTemp(temp, text);
 		await rename(temp, file);
 		renamed = true;
 		if (!options.deferFolderSync) await syncFolder(dir);
 	} finally {
 		if (!renamed) await rm(temp, { force: true });
+	}
+}
+
+/** A new temporary file with `text`, its data synced: ready to become a file's content by rename or link. */
+async function writeTemp(temp: string, text: string): Promise<void> {
+	const handle = await open(temp, "wx", 0o644);
+	try {
+		await handle.writeFile(text, "utf8");
+		// Data and size, before the rename or link makes them the file's.
+		await handle.datasync();
+	} finally {
+		await handle.close();
 	}
 }
 
