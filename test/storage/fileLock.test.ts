@@ -2,6 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileLockTimeout, lockPathOf, withFileLock } from "../../src/storage/history-files/fileLock.ts";
 import { exited, spawnChild } from "../durability/children/spawn.ts";
@@ -62,6 +64,28 @@ describe("withFileLock", () => {
 	it("takes over a lock this process's pid holds without knowing it (a pid reused after a crash)", async () => {
 		await plantLock({ pid: process.pid, host: hostname(), at: new Date().toISOString(), token: "earlier life" });
 		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000 })).toBe("ran");
+	});
+
+	it("leaves a lock another thread of this process holds (a bulk ingest's worker), and waits for it", async () => {
+		// The worker runs the build's copy of this module (a thread of plain Node runs no TypeScript).
+		const built = pathToFileURL(join(process.cwd(), "dist", "storage", "history-files", "fileLock.js")).href;
+		const worker = new Worker(
+			`const { parentPort, workerData } = require("node:worker_threads");
+			import(workerData.built).then(({ withFileLock }) =>
+				withFileLock(workerData.lock, () => new Promise((release) => { parentPort.postMessage("held"); parentPort.once("message", release); })),
+			).then(() => parentPort.postMessage("released"));`,
+			{ eval: true, workerData: { built, lock } },
+		);
+		try {
+			await new Promise((r) => worker.once("message", r));
+			await expect(withFileLock(lock, async () => "ran", { timeoutMs: 300 })).rejects.toThrow(FileLockTimeout);
+			const released = new Promise((r) => worker.once("message", r));
+			worker.postMessage("release");
+			await released;
+			expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000 })).toBe("ran");
+		} finally {
+			await worker.terminate();
+		}
 	});
 
 	it("takes over a lock older than the stale age, even of a live process or another host", async () => {

@@ -3,6 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { threadId } from "node:worker_threads";
 
 /**
  * A lock file beside the file it guards (`<file>.lock`), for the read–merge–write of an archive by
@@ -11,7 +12,8 @@ import { basename, dirname, join } from "node:path";
  * Taking it: the lock file is created with `O_EXCL` (`wx`), holding `{ pid, host, at, token }`. When
  * it exists, its holder is waited for, unless the lock is stale:
  * - its holder is a process of this host that is gone (`kill(pid, 0)` says `ESRCH`), or this very
- *   process without holding it (a pid reused after a crash);
+ *   thread of this process without holding it (a pid reused after a crash); another thread of this
+ *   process (a bulk ingest's worker) is taken to hold it, until the lock's age says otherwise;
  * - or it is older than `staleMs` (a holder on another host, a pid reused by another program, a
  *   holder stopped for good): a holder keeps it for one read, merge and write, milliseconds;
  * - or it is empty and older than a second (its creator died between creating and filling it).
@@ -35,6 +37,8 @@ export interface FileLockOptions {
 /** What a lock file holds. */
 interface LockInfo {
 	readonly pid: number;
+	/** The holder's thread in its process (absent in locks of older versions: the main thread). */
+	readonly thread?: number;
 	readonly host: string;
 	readonly at: string;
 	readonly token: string;
@@ -91,7 +95,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
 	const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 	const token = `${processToken}${(tokenCounter++).toString(16)}`;
-	const info: LockInfo = { pid: process.pid, host: hostname(), at: new Date().toISOString(), token };
+	const info: LockInfo = { pid: process.pid, ...(threadId !== 0 ? { thread: threadId } : {}), host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {
 		// Held before the file exists: a caller of this process that reads the file while it is
 		// being written (under another path to it) must not judge it a leftover of a dead pid.
@@ -158,7 +162,7 @@ function parseInfo(text: string): { info?: LockInfo } {
 	try {
 		const v = JSON.parse(text) as Partial<LockInfo>;
 		if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.token === "string") {
-			return { info: { pid: v.pid, host: v.host, at: typeof v.at === "string" ? v.at : "", token: v.token } };
+			return { info: { pid: v.pid, ...(typeof v.thread === "number" ? { thread: v.thread } : {}), host: v.host, at: typeof v.at === "string" ? v.at : "", token: v.token } };
 		}
 	} catch {
 		// empty or half-written: judged by age
@@ -171,7 +175,7 @@ function isStale(state: LockState, staleMs: number): boolean {
 	const { info } = state;
 	if (!info) return state.ageMs > EMPTY_STALE_MS;
 	if (info.host !== hostname()) return false;
-	if (info.pid === process.pid) return !heldTokens.has(info.token);
+	if (info.pid === process.pid) return (info.thread ?? 0) === threadId && !heldTokens.has(info.token);
 	return !isAlive(info.pid);
 }
 
