@@ -7,7 +7,7 @@ import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { createJsonAtomic, isTemporaryFile, syncFolder, writeJsonAtomic, type CreateOutcome } from "./writeJsonAtomic.ts";
+import { createFileAtomic, isTemporaryFile, jsonBytes, syncFolder, writeFileAtomic, writeJsonAtomic, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -108,10 +108,9 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
 	const dir = historyDir(workspace);
-	ensureFolder(dir);
 	const atomic = { deferFolderSync: options.deferDurability === true };
 	const write = async (): Promise<SessionArchive> => {
-		if (stampOf(file) === undefined && (await create(dir, file, archive, atomic)) === "created") return archive;
+		if (stampOf(file) === undefined && (await create(dir, file, jsonBytes(archive), atomic)) === "created") return archive;
 		return withFileLock(
 			lockPathOf(file),
 			async () => {
@@ -120,7 +119,7 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 					const merged = stored ? mergeArchives(stored, archive) : archive;
 					if (!stored) {
 						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
-						if ((await create(dir, file, merged, atomic, true)) === "exists") continue;
+						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
 					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
 					await remember(file, merged);
 					return merged;
@@ -129,10 +128,15 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 			options.lock,
 		);
 	};
+	return inFolder(dir, write);
+}
+
+/** Runs `write` with the history folder made; when the folder was removed meanwhile (a person, a test), makes it again and runs it once more. */
+async function inFolder<T>(dir: string, write: () => Promise<T>): Promise<T> {
+	ensureFolder(dir);
 	try {
 		return await write();
 	} catch (err) {
-		// The folder was removed since this process made it (a person, a test): make it again, once.
 		if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
 		madeFolders.delete(dir);
 		ensureFolder(dir);
@@ -149,11 +153,11 @@ const withoutLinks = new Set<string>();
  * kind of creator there) renames instead. Not remembered for merges: without the lock, another
  * writer may already have replaced the file by the time its stamp is taken.
  */
-async function create(dir: string, file: string, archive: SessionArchive, atomic: { deferFolderSync: boolean }, locked = false): Promise<CreateOutcome> {
-	const outcome = withoutLinks.has(dir) ? "unsupported" : await createJsonAtomic(file, archive, atomic);
+async function create(dir: string, file: string, bytes: Uint8Array, atomic: { deferFolderSync: boolean }, locked = false): Promise<CreateOutcome> {
+	const outcome = withoutLinks.has(dir) ? "unsupported" : await createFileAtomic(file, bytes, atomic);
 	if (outcome === "unsupported") withoutLinks.add(dir);
 	if (outcome === "unsupported" && locked) {
-		await writeJsonAtomic(file, archive, atomic);
+		await writeFileAtomic(file, bytes, atomic);
 		return "created";
 	}
 	return outcome;

@@ -25,7 +25,7 @@ const queues = new Map<string, Promise<unknown>>();
  * target, fsync of the folder. A crash leaves the old file or the new one, never a torn one; a
  * failed write removes its temporary file.
  */
-export function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+export function writeFileAtomic(file: string, text: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
 	const previous = queues.get(file) ?? Promise.resolve();
 	const next = previous.catch(() => undefined).then(() => writeNow(file, text, options));
 	queues.set(file, next);
@@ -40,7 +40,7 @@ export function writeFileAtomic(file: string, text: string, options: AtomicWrite
  * and slower to write and to load.
  */
 export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<void> {
-	return writeFileAtomic(file, `${JSON.stringify(value)}\n`, options);
+	return writeFileAtomic(file, jsonBytes(value), options);
 }
 
 /** What `createFileAtomic` did. `unsupported`: the file system has no hard links; nothing was made. */
@@ -53,7 +53,7 @@ export type CreateOutcome = "created" | "exists" | "unsupported";
  * appears, or nothing changes (`exists`). The archive writers rely on it: an archive file goes from
  * absent to present only this way, so creating one needs no lock (see `writeArchive`).
  */
-export async function createFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
+export async function createFileAtomic(file: string, text: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
 	const dir = dirname(file);
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	try {
@@ -76,7 +76,20 @@ export async function createFileAtomic(file: string, text: string, options: Atom
 
 /** `createFileAtomic` of compact JSON with a trailing newline (as `writeJsonAtomic` writes it). */
 export function createJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
-	return createFileAtomic(file, `${JSON.stringify(value)}\n`, options);
+	return createFileAtomic(file, jsonBytes(value), options);
+}
+
+/**
+ * Compact JSON with a trailing newline, as UTF-8. Encoded straight from the text `JSON.stringify`
+ * made: appending the newline to the string first made the encoder flatten a copy of every
+ * archive's text (a second copy of a megabyte-sized string, in the heap, per write).
+ */
+export function jsonBytes(value: unknown): Buffer {
+	const text = JSON.stringify(value);
+	const bytes = Buffer.allocUnsafe(Buffer.byteLength(text) + 1);
+	bytes.write(text);
+	bytes[bytes.length - 1] = 0x0a;
+	return bytes;
 }
 
 /** Temporary files are named so that readers of the folder can recognise and skip them. */
@@ -84,7 +97,7 @@ export function isTemporaryFile(name: string): boolean {
 	return name.startsWith(".") && name.endsWith(".tmp");
 }
 
-async function writeNow(file: string, text: string, options: AtomicWriteOptions): Promise<void> {
+async function writeNow(file: string, text: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
 	const dir = dirname(file);
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	let renamed = false;
@@ -99,10 +112,10 @@ async function writeNow(file: string, text: string, options: AtomicWriteOptions)
 }
 
 /** A new temporary file with `text`, its data synced: ready to become a file's content by rename or link. */
-async function writeTemp(temp: string, text: string): Promise<void> {
+async function writeTemp(temp: string, text: string | Uint8Array): Promise<void> {
 	const handle = await open(temp, "wx", 0o644);
 	try {
-		await handle.writeFile(text, "utf8");
+		await handle.writeFile(text);
 		// Data and size, before the rename or link makes them the file's.
 		await handle.datasync();
 	} finally {
