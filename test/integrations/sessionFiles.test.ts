@@ -27,6 +27,35 @@ describe("reading session files for a replay", () => {
 		}
 	});
 
+	it("reads a few chunks per turn of the event loop, and stops when unsubscribed", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "pbot-turns-"));
+		try {
+			const file = join(dir, "big.jsonl");
+			await writeFile(file, Buffer.alloc(12 * 1024 * 1024 + 1, 0x61));
+			// Work queued while the file is read runs before the read ends: the loop is not held.
+			let chunks = 0;
+			let chunksWhenOtherWorkRan = -1;
+			await lastValueFrom(
+				readFileChunksReusing(file).pipe(
+					map(() => {
+						if (chunks++ === 0) setImmediate(() => (chunksWhenOtherWorkRan = chunks));
+					}),
+				),
+			);
+			expect(chunks).toBe(13);
+			expect(chunksWhenOtherWorkRan).toBeGreaterThan(0);
+			expect(chunksWhenOtherWorkRan).toBeLessThan(chunks);
+			// Unsubscribed after the first chunk: no more chunks, no error, and the next read works.
+			let seen = 0;
+			const subscription = readFileChunksReusing(file).subscribe({ next: () => (++seen === 1 ? subscription?.unsubscribe() : undefined) });
+			await new Promise((r) => setTimeout(r, 50));
+			expect(seen).toBe(1);
+			expect(await lastValueFrom(readFileChunksReusing(file).pipe(map((c) => c.length), toArray()))).toHaveLength(13);
+		} finally {
+			await rm(dir, { recursive: true, force: true });
+		}
+	});
+
 	// Regression: splitLines kept the tail of a chunk with `chunk.slice()`, a view on a Node Buffer,
 	// so a reader that reuses its buffer corrupted every line that crossed a chunk boundary.
 	it("gives the replay pipeline the same events as a fresh-buffer stream, for lines across chunk boundaries", async () => {
