@@ -33,16 +33,15 @@ function withReady(archive: SessionArchive, index: number, text: string, at = "2
 }
 
 describe("writeArchive", () => {
-	it("merges with what another writer stored since, under the lock, and says what is stored", async () => {
+	it("merges with what another writer stored since, under the lock", async () => {
 		const base = await fixtureArchive("compaction");
 		expect(Object.keys(base.summaries).length).toBeGreaterThan(1);
 		await writeArchive(workspace, base);
 		// Another process writes summary 0 (straight to the file, as its own atomic write would).
 		await writeJsonAtomic(archivePath(workspace, base.session.sessionId), withReady(base, 0, "by the other process"));
 		// This process, not knowing, writes summary 1.
-		const stored = await writeArchive(workspace, withReady(base, 1, "by this process"));
+		await writeArchive(workspace, withReady(base, 1, "by this process"));
 		const onDisk = await readArchive(workspace, base.session.sessionId);
-		expect(onDisk).toEqual(stored);
 		const texts = Object.values(onDisk!.summaries).filter((s) => s.status === "ready").map((s) => s.text).sort();
 		expect(texts).toEqual(["by the other process", "by this process"]);
 		expect((await readdir(historyDir(workspace))).sort()).toEqual([`${base.session.sessionId}.json`]);

@@ -332,13 +332,20 @@ export class HistoryService {
 				}
 				if (durability === "deferred") this.deferredWrites.add(sessionId);
 				else this.deferredWrites.delete(sessionId);
-				await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
-				this.stored?.add(sessionId);
-				if (!this.loaded && this.apart.get(sessionId) === current) {
-					// Written and not needed in memory until something loads the history.
+				// Not loaded: nothing needs an archive an ingest made apart once its write has it (loads
+				// and live updates wait for the ingest's turn, which ends after its writes), so it goes
+				// now and dies young while the write waits on the disk — a cold ingest's writes in flight
+				// were promoted otherwise, a megabyte at each young collection. A write that fails then
+				// loses only this copy: without a checkpoint, the next refresh reads the file again.
+				const letGo = !this.loaded && this.apart.get(sessionId) === current;
+				if (letGo) {
 					this.apart.delete(sessionId);
 					this.lastWritten.delete(sessionId);
-				} else this.lastWritten.set(sessionId, current);
+				}
+				const kept = letGo ? undefined : current;
+				await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
+				this.stored?.add(sessionId);
+				if (kept) this.lastWritten.set(sessionId, kept);
 			});
 		this.writeChains.set(sessionId, next);
 		next.then(
@@ -357,7 +364,7 @@ export class HistoryService {
 		const add: Record<string, SessionArchive> = {};
 		for (const id of sessionIds) {
 			if (this.state.sessions[id] !== undefined) continue;
-			// An ingest's own copy (one whose write failed) is newer than the stored one.
+			// An ingest's own copy (made once the history was loaded) is newer than the stored one.
 			const archive = this.apart.get(id) ?? (await this.readStored(id, this.warnings));
 			this.apart.delete(id);
 			if (archive) add[id] = archive;

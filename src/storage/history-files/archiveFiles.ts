@@ -93,25 +93,43 @@ export interface WriteArchiveOptions {
 /**
  * Writes a session's archive, merged with what is on disk: under the archive's lock file, the
  * stored archive is read again, merged with this one (`mergeArchives`: union of nodes and
- * summaries, nothing another process stored is lost), and written atomically. Returns what is on
- * disk afterwards. A stored archive that cannot be parsed is kept beside as `<id>.json.damaged-<time>`
- * and replaced; one of a newer format version is never overwritten (an `ArchiveError`).
+ * summaries, nothing another process stored is lost), and written atomically. A stored archive
+ * that cannot be parsed is kept beside as `<id>.json.damaged-<time>` and replaced; one of a newer
+ * format version is never overwritten (an `ArchiveError`).
  *
  * An archive that does not exist yet (every write of a cold ingest) is made without the lock: an
  * archive file goes from absent to present only by `createFileAtomic` (a hard link, which fails
  * if the name exists), by lock-free creators and lock holders alike, so neither can replace the
  * other's file; whoever finds it made meanwhile merges under the lock. A lock file per archive
  * was two more files made and removed per write: on ext4 every new file scans past the inodes
- * removed in the last minutes, and a cold ingest spent a tenth of its time there.
+ * removed in the last minutes, and a cold ingest spent a tenth of its time there. Such a write
+ * holds the archive's bytes, not the archive: encoded at the call, the objects can go while the
+ * write waits on the disk (a cold ingest's writes in flight otherwise outlived young-generation
+ * collections and were promoted, a megabyte at each).
  */
-export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<SessionArchive> {
+export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<void> {
+	const dir = historyDir(workspace);
+	const file = archivePath(workspace, archive.session.sessionId);
+	if (stampOf(file) === undefined && !withoutLinks.has(dir)) return createArchive(workspace, archive.session.sessionId, jsonBytes(archive), options);
+	return mergeArchive(workspace, archive, options);
+}
+
+/** A new archive from its bytes; when one was made meanwhile (or links are not supported here), merged under the lock. */
+async function createArchive(workspace: string, sessionId: string, bytes: Buffer, options: WriteArchiveOptions): Promise<void> {
+	const dir = historyDir(workspace);
+	const file = archivePath(workspace, sessionId);
+	const outcome = await inFolder(dir, () => create(dir, file, bytes, atomicOf(options)));
+	if (outcome !== "created") await mergeArchive(workspace, parseArchive(bytes.toString("utf8"), sessionId), options);
+}
+
+/** The read–merge–write under the archive's lock. */
+function mergeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions): Promise<void> {
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
 	const dir = historyDir(workspace);
-	const atomic = { deferFolderSync: options.deferDurability === true };
-	const write = async (): Promise<SessionArchive> => {
-		if (stampOf(file) === undefined && (await create(dir, file, jsonBytes(archive), atomic)) === "created") return archive;
-		return withFileLock(
+	const atomic = atomicOf(options);
+	return inFolder(dir, () =>
+		withFileLock(
 			lockPathOf(file),
 			async () => {
 				for (;;) {
@@ -122,13 +140,16 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
 					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
 					await remember(file, merged);
-					return merged;
+					return;
 				}
 			},
 			options.lock,
-		);
-	};
-	return inFolder(dir, write);
+		),
+	);
+}
+
+function atomicOf(options: WriteArchiveOptions): { deferFolderSync: boolean } {
+	return { deferFolderSync: options.deferDurability === true };
 }
 
 /** Runs `write` with the history folder made; when the folder was removed meanwhile (a person, a test), makes it again and runs it once more. */

@@ -20,9 +20,9 @@ export function workspaceArchiveStore(workspace: string, options: WriteArchiveOp
 			return listArchiveIds(workspace);
 		},
 		read: (sessionId) => readArchiveCleaning(workspace, sessionId, options),
-		write: async (archive, writeOptions) => {
-			await writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) });
-		},
+		// Not an async function: one would keep its parameters (the whole archive) until the write
+		// lands, while `writeArchive` itself keeps only the bytes of a new one.
+		write: (archive, writeOptions) => writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) }),
 		sync: () => syncHistoryFolder(workspace),
 	};
 }
