@@ -144,6 +144,22 @@ describe("scanMessageLine (the fast path of parseLines)", () => {
 		expect(taken).toBe(8);
 	});
 
+	it("agrees with the full parse on texts without escapes (ASCII, CJK, emoji, invalid UTF-8) and on any stop reason", () => {
+		const line = (text: Uint8Array, stop = "stop") =>
+			Buffer.concat([
+				encoder.encode('{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"'),
+				text,
+				encoder.encode(`"}],"stopReason":"${stop}","timestamp":1}}`),
+			]);
+		const texts = [
+			encoder.encode("plain ascii, no escape at all"),
+			encoder.encode("日本語のテキスト, 中文, 한국어 and 🚀 emoji"),
+			Uint8Array.from([0x61, 0xc3, 0x28, 0x62, 0xe2, 0x82, 0x61, 0xf0, 0x9f, 0x98]), // invalid sequences
+			encoder.encode(""),
+		];
+		for (const text of texts) for (const stop of ["stop", "toolUse", "stopped early", "stop\u0021"]) expect(expectAgreement(line(text, stop))).toBe(true);
+	});
+
 	it("gives a torn last line the same answer as the full parse (held, or an entry when it is complete)", () => {
 		const line = generatedLines(4).find((l) => l.length > 2_000) as Uint8Array;
 		expect(parseLine(source(line, false))).toEqual(parseLineInFull(source(line, false)));
