@@ -44,7 +44,8 @@ export const MAX_REJECTIONS = 200;
  * to the previous entry in the file. Because a parent must precede its child, a `parentId`
  * cycle cannot form, let alone hang. A repeated id refers to its latest occurrence from then on.
  */
-export function buildEntryTree(): OperatorFunction<ParsedLine[], EntryTree> {
+export function buildEntryTree(options: BuildEntryTreeOptions = {}): OperatorFunction<ParsedLine[], EntryTree> {
+	const atEnd = options.emit === "end";
 	return (source) =>
 		new Observable<EntryTree>((subscriber) => {
 			let header: SessionHeaderLine | undefined;
@@ -58,10 +59,23 @@ export function buildEntryTree(): OperatorFunction<ParsedLine[], EntryTree> {
 			const anchorById = new Map<string, number>();
 			/** Anchor of the previous entry in file order: the fallback parent. */
 			let previousAnchor = -1;
+			/** A torn last line in the latest batch (only the last batch of a source can have one). */
+			let held: EntryTree["held"];
+
+			const snapshot = (): EntryTree => ({
+				...(header ? { header } : {}),
+				messages: messages.slice(),
+				...(name !== undefined ? { name } : {}),
+				labels: new Map(labels),
+				rejections: rejections.slice(),
+				rejectedCount,
+				...(held ? { held } : {}),
+				...(lastAt !== undefined ? { lastAt } : {}),
+			});
 
 			return source.subscribe({
 				next(batch) {
-					let held: EntryTree["held"];
+					held = undefined;
 					for (const item of batch) {
 						switch (item.kind) {
 							case "header":
@@ -103,21 +117,25 @@ export function buildEntryTree(): OperatorFunction<ParsedLine[], EntryTree> {
 							}
 						}
 					}
-					subscriber.next({
-						...(header ? { header } : {}),
-						messages: messages.slice(),
-						...(name !== undefined ? { name } : {}),
-						labels: new Map(labels),
-						rejections: rejections.slice(),
-						rejectedCount,
-						...(held ? { held } : {}),
-						...(lastAt !== undefined ? { lastAt } : {}),
-					});
+					if (!atEnd) subscriber.next(snapshot());
 				},
 				error: (err) => subscriber.error(err),
-				complete: () => subscriber.complete(),
+				complete: () => {
+					if (atEnd) subscriber.next(snapshot());
+					subscriber.complete();
+				},
 			});
 		});
+}
+
+export interface BuildEntryTreeOptions {
+	/**
+	 * `every` (default): a snapshot after every batch, for a live file. `end`: one snapshot when the
+	 * source completes (even an empty one), for a whole file: batches are taken as they come, so a
+	 * line's parsed entry can go as soon as its batch is placed, instead of the whole file's entries
+	 * being gathered first.
+	 */
+	readonly emit?: "every" | "end";
 }
 
 /** ISO time of an entry: its own timestamp, else its message's ms timestamp; invalid ones are ignored. */

@@ -1,4 +1,4 @@
-import { map, pipe, toArray, type OperatorFunction } from "rxjs";
+import { pipe, type OperatorFunction } from "rxjs";
 import { buildEntryTree } from "./buildEntryTree.ts";
 import { dedupeEvents } from "./dedupeEvents.ts";
 import type { HistoryEvent } from "./events.ts";
@@ -7,7 +7,6 @@ import { normalizeEntries } from "./normalizeEntries.ts";
 import { pairTurns } from "./pairTurns.ts";
 import { parseLines } from "./parseLines.ts";
 import { reduceLevels } from "./reduceLevels.ts";
-import type { ParsedLine } from "./sessionEntry.ts";
 import { splitLines, type SplitLinesOptions } from "./splitLines.ts";
 import { toHistoryEvents } from "./toHistoryEvents.ts";
 
@@ -37,19 +36,13 @@ export interface SessionPipelineOptions extends SplitLinesOptions {
 export function sessionPipeline(options: SessionPipelineOptions): OperatorFunction<Uint8Array, HistoryEvent[]> {
 	const lines = pipe(splitLines(options), parseLines(), normalizeEntries());
 	const derive = pipe(
-		buildEntryTree(),
 		pairTurns(options.fallbackSessionId ? { fallbackSessionId: options.fallbackSessionId } : {}),
 		groupBranches(),
 		reduceLevels(),
 		toHistoryEvents(),
 	);
-	if (options.mode === "live") return pipe(lines, derive, dedupeEvents());
-	// One derivation per file, not per chunk: the tree of a whole file is walked once.
-	// `toArray` makes its array per subscription (a `reduce` seed would be shared by all of them).
-	return pipe(
-		lines,
-		toArray(),
-		map((batches: ParsedLine[][]) => batches.flat()),
-		derive,
-	);
+	if (options.mode === "live") return pipe(lines, buildEntryTree(), derive, dedupeEvents());
+	// One derivation per file, not per chunk: the tree takes the batches as they come and gives one
+	// snapshot at the end, so the rest of the file is walked once.
+	return pipe(lines, buildEntryTree({ emit: "end" }), derive);
 }
