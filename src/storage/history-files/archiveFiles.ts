@@ -171,8 +171,9 @@ const withoutLinks = new Set<string>();
 /**
  * Makes an archive file that does not exist (`createFileAtomic`). Where the file system has no
  * hard links nothing can be made without the lock: `unsupported` then, and a lock holder (the only
- * kind of creator there) renames instead. Not remembered for merges: without the lock, another
- * writer may already have replaced the file by the time its stamp is taken.
+ * kind of creator there) renames instead. It does not `remember` what it made: without the lock,
+ * another writer may have replaced the file by the time its stamp is taken (a lock holder
+ * remembers it itself).
  */
 async function create(dir: string, file: string, bytes: Uint8Array, atomic: { deferFolderSync: boolean }, locked = false): Promise<CreateOutcome> {
 	const outcome = withoutLinks.has(dir) ? "unsupported" : await createFileAtomic(file, bytes, atomic);
