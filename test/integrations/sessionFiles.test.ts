@@ -8,10 +8,19 @@ import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
 
+/** Runs `fn` in a new temporary folder, removed afterwards. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+	const dir = await mkdtemp(join(tmpdir(), "pbot-files-"));
+	try {
+		await fn(dir);
+	} finally {
+		await rm(dir, { recursive: true, force: true });
+	}
+}
+
 describe("reading session files for a replay", () => {
 	it("streams every byte of a file larger than its reused buffer, to a reader that copies what it keeps", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "pbot-read-"));
-		try {
+		await inTempDir(async (dir) => {
 			const bytes = Buffer.alloc(3 * 1024 * 1024 + 12_345);
 			for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
 			const file = join(dir, "a.jsonl");
@@ -22,14 +31,11 @@ describe("reading session files for a replay", () => {
 			const [a, b] = await Promise.all([0, 1].map(() => lastValueFrom(readFileChunksReusing(file).pipe(map((c) => Buffer.from(c)), toArray()))));
 			expect(Buffer.concat(a as Buffer[]).equals(bytes) && Buffer.concat(b as Buffer[]).equals(bytes)).toBe(true);
 			await expect(lastValueFrom(readFileChunksReusing(join(dir, "missing.jsonl")))).rejects.toThrow();
-		} finally {
-			await rm(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("reads a few chunks per turn of the event loop, and stops when unsubscribed", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "pbot-turns-"));
-		try {
+		await inTempDir(async (dir) => {
 			const file = join(dir, "big.jsonl");
 			await writeFile(file, Buffer.alloc(12 * 1024 * 1024 + 1, 0x61));
 			// Work queued while the file is read runs before the read ends: the loop is not held.
@@ -51,16 +57,13 @@ describe("reading session files for a replay", () => {
 			await new Promise((r) => setTimeout(r, 50));
 			expect(seen).toBe(1);
 			expect(await lastValueFrom(readFileChunksReusing(file).pipe(map((c) => c.length), toArray()))).toHaveLength(13);
-		} finally {
-			await rm(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	// Regression: splitLines kept the tail of a chunk with `chunk.slice()`, a view on a Node Buffer,
 	// so a reader that reuses its buffer corrupted every line that crossed a chunk boundary.
 	it("gives the replay pipeline the same events as a fresh-buffer stream, for lines across chunk boundaries", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "pbot-reuse-"));
-		try {
+		await inTempDir(async (dir) => {
 			const lines: string[] = [];
 			generateSession(createRng(11), { profile: "agent", targetBytes: 3_500_000, startMs: Date.UTC(2025, 0, 1) }, (l) => lines.push(l));
 			const file = join(dir, "2025-01-01T00-00-00-000Z_019c0000-0000-7000-8000-0000000000aa.jsonl");
@@ -69,14 +72,11 @@ describe("reading session files for a replay", () => {
 			const reused = await replay(readFileChunksReusing);
 			expect(reused.filter((e) => e.type === "LineRejected")).toEqual([]);
 			expect(reused).toEqual(await replay(readFileChunks));
-		} finally {
-			await rm(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("gives a checkpoint state keyed by session id and file name, without the folder", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "pbot-state-"));
-		try {
+		await inTempDir(async (dir) => {
 			const file = join(dir, "2026-01-01T00-00-00-000Z_019c0000-0000-7000-8000-000000000001.jsonl");
 			await writeFile(file, '{"type":"session","version":3,"id":"019c0000-0000-7000-8000-000000000001"}\n');
 			const state = await sourceState(file);
@@ -84,8 +84,6 @@ describe("reading session files for a replay", () => {
 			expect(state?.key).not.toContain(dir);
 			expect(state?.size).toBe(75);
 			expect(await sourceState(join(dir, "gone.jsonl"))).toBeUndefined();
-		} finally {
-			await rm(dir, { recursive: true, force: true });
-		}
+		});
 	});
 });
