@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lastValueFrom, map, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { readFileChunks, readFileChunksReusing, sourceState } from "../../src/integrations/pi/history/sessionFiles.ts";
+import { readFileChunks, readFileChunksReusing, readSessionHead, sourceState } from "../../src/integrations/pi/history/sessionFiles.ts";
 import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
@@ -57,6 +58,19 @@ describe("reading session files for a replay", () => {
 			await new Promise((r) => setTimeout(r, 50));
 			expect(seen).toBe(1);
 			expect(await lastValueFrom(readFileChunksReusing(file).pipe(map((c) => c.length), toArray()))).toHaveLength(13);
+		});
+	});
+
+	it("refuses what is not a regular file (a folder or a FIFO named like a session file) without waiting on it", async () => {
+		await inTempDir(async (dir) => {
+			await mkdir(join(dir, "folder.jsonl"));
+			await expect(lastValueFrom(readFileChunksReusing(join(dir, "folder.jsonl")))).rejects.toThrow(/not a regular file/);
+			const fifo = join(dir, "pipe.jsonl");
+			if (spawnSync("mkfifo", [fifo]).status !== 0) return; // no mkfifo here: the folder case stands
+			await expect(lastValueFrom(readFileChunksReusing(fifo))).rejects.toThrow(/not a regular file/);
+			// Nor do the checkpoint state and the header read (discovery) wait on it.
+			expect(await sourceState(fifo)).toBeUndefined();
+			expect(await readSessionHead(fifo)).toBeUndefined();
 		});
 	});
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Observable } from "rxjs";
@@ -37,6 +37,12 @@ export function readFileChunks(path: string): Observable<Uint8Array> {
 const spare: Buffer[] = [];
 /** Its chunk: 1 MB measured best (4 MB and 512 KB were both slower on a 1 GB history). */
 const REUSED_CHUNK = 1 << 20;
+/**
+ * How session files are opened: read-only and non-blocking, so a FIFO named like a session file
+ * cannot hold the event loop or a thread-pool thread (no effect on regular files); the readers
+ * then refuse anything but a regular file.
+ */
+const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK;
 /** Chunks read and handed on per turn of the event loop: a few milliseconds of parsing, then others run. */
 const CHUNKS_PER_TURN = 2;
 
@@ -77,13 +83,12 @@ export function readFileChunksReusing(path: string, onOpened?: (info: { size: nu
 			pending = undefined;
 			try {
 				if (fd === undefined) {
-					fd = openSync(path, "r");
+					fd = openSync(path, READ_NONBLOCKING);
+					const s = fstatSync(fd);
+					if (!s.isFile()) throw new Error(`${basename(path)} is not a regular file`);
 					buffer = spare.pop() ?? Buffer.allocUnsafe(REUSED_CHUNK);
 					// Size and time before the first byte is read: a file that grows meanwhile shows as changed.
-					if (onOpened) {
-						const s = fstatSync(fd);
-						info = { size: s.size, mtimeMs: s.mtimeMs };
-					}
+					info = { size: s.size, mtimeMs: s.mtimeMs };
 				}
 				for (let n = 0; n < CHUNKS_PER_TURN; n++) {
 					const chunk = (buffer as Buffer).subarray(0, readSync(fd as number, buffer as Buffer, 0, REUSED_CHUNK, null));
@@ -142,8 +147,9 @@ export function sessionFileSource(path: string): SessionSource {
 export async function sourceState(path: string, sessionId = sessionIdFromFileName(path)): Promise<SourceState | undefined> {
 	let handle;
 	try {
-		handle = await open(path, "r");
+		handle = await open(path, READ_NONBLOCKING);
 		const info = await handle.stat();
+		if (!info.isFile()) return undefined;
 		const head = Buffer.alloc(Math.min(CHECKPOINT_HEAD, info.size));
 		const { bytesRead } = await handle.read(head, 0, head.length, 0);
 		return { key: stateKeyOf(path, sessionId), size: info.size, mtimeMs: info.mtimeMs, headHash: headHashOf(head.subarray(0, bytesRead)) };
@@ -170,7 +176,8 @@ function headHashOf(head: Uint8Array): string {
 export async function readSessionHead(path: string): Promise<SessionHead | undefined> {
 	let handle;
 	try {
-		handle = await open(path, "r");
+		handle = await open(path, READ_NONBLOCKING);
+		if (!(await handle.stat()).isFile()) return undefined;
 		const buffer = Buffer.alloc(HEAD_LIMIT);
 		const { bytesRead } = await handle.read(buffer, 0, HEAD_LIMIT, 0);
 		const text = buffer.subarray(0, bytesRead).toString("utf8");
