@@ -17,6 +17,7 @@ import {
 	writeJsonAtomic,
 } from "../../src/storage/history-files/index.ts";
 import { fixtureArchive } from "../helpers/fixtures.ts";
+import { waitFor } from "../helpers/waitFor.ts";
 
 let workspace: string;
 beforeEach(async () => {
@@ -70,12 +71,12 @@ describe("writeArchive", () => {
 		const watcher = watch(historyDir(workspace), (_event, name) => name && seen.push(name));
 		try {
 			await writeArchive(workspace, base);
-			await new Promise((r) => setTimeout(r, 50));
+			// Events come in order: a lock file taken for this write would show before the archive does.
+			await waitFor(() => seen.includes(`${base.session.sessionId}.json`), "the new archive's event");
 			expect(seen.filter((n) => n.endsWith(".lock"))).toEqual([]);
-			expect(seen).toContain(`${base.session.sessionId}.json`);
+			const before = seen.length;
 			await writeArchive(workspace, withReady(base, 0, "an update"));
-			await new Promise((r) => setTimeout(r, 50));
-			expect(seen.filter((n) => n.endsWith(".lock")).length).toBeGreaterThan(0);
+			await waitFor(() => seen.slice(before).some((n) => n.endsWith(".lock")), "the update's lock file");
 		} finally {
 			watcher.close();
 		}
