@@ -114,6 +114,18 @@ export async function writeArchive(workspace: string, archive: SessionArchive, o
 	return mergeArchive(workspace, archive, options);
 }
 
+/**
+ * Makes a session's archive only if it has none, as `writeArchive` makes a new one; where the file
+ * system has no hard links, by rename — so the caller holds the archive's lock (migration does).
+ * Says whether it made it.
+ */
+export async function createArchiveHoldingLock(workspace: string, archive: SessionArchive): Promise<boolean> {
+	const dir = historyDir(workspace);
+	const file = archivePath(workspace, archive.session.sessionId);
+	if (stampOf(file) !== undefined) return false;
+	return (await inFolder(dir, () => create(dir, file, jsonBytes(archive), { deferFolderSync: false }, true))) === "created";
+}
+
 /** A new archive from its bytes; when one was made meanwhile (or links are not supported here), merged under the lock. */
 async function createArchive(workspace: string, sessionId: string, bytes: Buffer, options: WriteArchiveOptions): Promise<void> {
 	const dir = historyDir(workspace);

@@ -1,11 +1,11 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
-import { isInside, pathExists } from "./paths.ts";
 import { join, resolve } from "node:path";
 import { isValidId } from "../../services/history/ids.ts";
-import { archivePath, historyDir } from "./archiveFiles.ts";
+import { archivePath, createArchiveHoldingLock, historyDir } from "./archiveFiles.ts";
 import { upcastArchive } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { createJsonAtomic, isTemporaryFile, writeJsonAtomic } from "./writeJsonAtomic.ts";
+import { isInside } from "./paths.ts";
+import { isTemporaryFile } from "./writeJsonAtomic.ts";
 
 /**
  * Migration from the old location: `pbot/history/` under Pi's agent directory, where earlier pbot
@@ -84,13 +84,8 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 		await mkdir(historyDir(workspace), { recursive: true });
 		const wrote = await withFileLock(
 			lockPathOf(target),
-			async () => {
-				if (await pathExists(target)) return false;
-				// Made only if still absent (an ingest creates archives without the lock, see `writeArchive`).
-				const outcome = await createJsonAtomic(target, archive);
-				if (outcome === "unsupported") await writeJsonAtomic(target, archive);
-				return outcome !== "exists";
-			},
+			// Made only if still absent, as an ingest makes archives (without the lock: see `writeArchive`).
+			() => createArchiveHoldingLock(workspace, archive),
 			options.lock,
 		);
 		(wrote ? copied : alreadyPresent).push(sessionId);

@@ -74,11 +74,6 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 	}
 }
 
-/** `createFileAtomic` of compact JSON with a trailing newline (as `writeJsonAtomic` writes it). */
-export function createJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
-	return createFileAtomic(file, jsonBytes(value), options);
-}
-
 /**
  * Compact JSON with a trailing newline, as UTF-8. Encoded straight from the text `JSON.stringify`
  * made: appending the newline to the string first made the encoder flatten a copy of every
