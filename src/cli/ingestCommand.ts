@@ -1,5 +1,27 @@
 import type { IngestReport } from "../services/history/historyService.ts";
+import { historyDir } from "../storage/history-files/index.ts";
 import { table } from "./format.ts";
+import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { openFromOptions } from "./workspaceService.ts";
+
+export interface IngestCommandOptions extends WorkspaceOptions {
+	readonly json?: boolean;
+}
+
+/**
+ * `pbot-history ingest` (`refresh`: files unchanged since they were ingested are not read) and
+ * `pbot-history rebuild` (`ingest`: every file read again); prints the report.
+ */
+export async function runIngestCommand(mode: "refresh" | "ingest", opts: IngestCommandOptions, io: { readonly stdout: (text: string) => void; readonly cwd: string }): Promise<void> {
+	const service = openFromOptions(opts, io.cwd);
+	printIngestReport(opts, await (mode === "refresh" ? service.refresh() : service.ingest()), io);
+}
+
+/** The report as JSON (`--json`) or as a table. */
+export function printIngestReport(opts: IngestCommandOptions, report: IngestReport, io: { readonly stdout: (text: string) => void; readonly cwd: string }): void {
+	if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
+	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
+}
 
 /** The totals a person wants first: how much was found. */
 export function ingestTotals(report: IngestReport) {

@@ -1,18 +1,17 @@
-import { cp, mkdtemp, readdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+/**
+ * The CLI's entry: every command is defined here (or in `queryCommands.ts`) so `--help` lists them
+ * with their options, but what a command does is loaded by its action (`await import`): a process
+ * pays only for the modules its command uses (the service and its pipeline, chokidar, ndjson, Pi's
+ * SDK), and `--help` or a usage error loads none of them.
+ */
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
-import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
-import type { IngestReport } from "../services/history/historyService.ts";
-import { isQueryError } from "../services/history/query/index.ts";
-import { historyDir } from "../storage/history-files/index.ts";
+import { isQueryError } from "../services/history/query/errors.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
-import { demoTour } from "./demoTour.ts";
-import { formatIngestReport, ingestTotals } from "./ingestCommand.ts";
-import { watchWorkspace } from "./watchCommand.ts";
+import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
-import { addWorkspaceOptions, discoveryFromOptions, openFromOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -90,20 +89,20 @@ function buildProgram(io: CliIo): Command {
 		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
 		.showHelpAfterError();
 
-	const printIngest = (opts: WorkspaceOptions & { json?: boolean }, report: IngestReport) => {
-		if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
-		else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
+	const ingest = async (mode: "refresh" | "ingest", opts: IngestCommandOptions) => {
+		const { runIngestCommand } = await import("./ingestCommand.ts");
+		await runIngestCommand(mode, opts, io);
 	};
 
 	addWorkspaceOptions(program.command("ingest"), io.cwd)
 		.description("bring .pi/pbot/history/ up to date with the workspace's Pi sessions (files unchanged since they were ingested are not read)")
 		.option("--json", "print the report as JSON")
-		.action(async (opts: WorkspaceOptions & { json?: boolean }) => printIngest(opts, await openFromOptions(opts, io.cwd).refresh()));
+		.action((opts: IngestCommandOptions) => ingest("refresh", opts));
 
 	addWorkspaceOptions(program.command("rebuild"), io.cwd)
 		.description("read every session file again and re-extract its archive (summaries and Q&A the files no longer hold are kept)")
 		.option("--json", "print the report as JSON")
-		.action(async (opts: WorkspaceOptions & { json?: boolean }) => printIngest(opts, await openFromOptions(opts, io.cwd).ingest()));
+		.action((opts: IngestCommandOptions) => ingest("ingest", opts));
 
 	addQueryCommands(program, { stdout: io.stdout, cwd: io.cwd, color: io.color ?? false });
 
@@ -120,7 +119,7 @@ function buildProgram(io: CliIo): Command {
 			try {
 				// Loaded here: it needs Pi's SDK (auth, model registry), which costs any command that loads
 				// it about 100 MB before it reads a file.
-				const { summarizeWorkspace } = await import("./summarizeCommand.ts");
+				const [{ summarizeWorkspace }, { openFromOptions }] = await Promise.all([import("./summarizeCommand.ts"), import("./workspaceService.ts")]);
 				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd), {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
@@ -149,6 +148,8 @@ function buildProgram(io: CliIo): Command {
 			// itself the only listener left, which a `once` listener makes it after it has run.
 			process.on("SIGINT", onSigint);
 			try {
+				// Loaded here: chokidar, ndjson and the live tail are for this command only.
+				const [{ watchWorkspace }, { openFromOptions, discoveryFromOptions }] = await Promise.all([import("./watchCommand.ts"), import("./workspaceService.ts")]);
 				await watchWorkspace({
 					service: openFromOptions(opts, io.cwd),
 					...discoveryFromOptions(opts, io.cwd),
@@ -198,16 +199,8 @@ function buildProgram(io: CliIo): Command {
 		.option("--keep <dir>", "use this folder as the workspace instead of a temporary one")
 		.option("--query <text>", "the word the demo searches for", "owner")
 		.action(async (opts: { keep?: string; query: string }) => {
-			const workspace = opts.keep ? resolve(io.cwd, opts.keep) : await mkdtemp(join(tmpdir(), "pbot-demo-"));
-			const sessions = join(workspace, "pi-sessions");
-			const samples = bundledSessionsDir();
-			const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));
-			await cp(samples, sessions, { recursive: true, filter: (src) => !src.endsWith(".json") || src === samples });
-			io.stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
-			const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
-			const report = await service.ingest();
-			io.stdout(formatIngestReport(report, historyDir(workspace)));
-			await demoTour(service, { workspace, query: opts.query, color: io.color ?? false, stdout: io.stdout });
+			const { runDemo } = await import("./demoCommand.ts");
+			await runDemo({ ...(opts.keep ? { keep: opts.keep } : {}), query: opts.query, samples: bundledSessionsDir(), cwd: io.cwd, color: io.color ?? false, stdout: io.stdout });
 		});
 
 	return program;

@@ -3,11 +3,19 @@
  * command. Flags are passed to it as given (strings); it validates them and its `QueryError`s
  * become exit code 2. `--json` prints exactly the object the service returns (the tool's
  * `details`).
+ *
+ * Only the commands' definitions are loaded with the CLI (`--help` lists them); the service and
+ * the formatting are loaded by the action that runs.
  */
 import type { Command } from "commander";
 import type { ReadParams, SearchParams, SessionsParams } from "../services/history/query/index.ts";
-import { formatRead, formatSearch, formatSessions } from "./queryFormat.ts";
-import { addWorkspaceOptions, openFromOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { addWorkspaceOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
+
+/** What an action needs, loaded when it runs. */
+async function load() {
+	const [{ openFromOptions }, format] = await Promise.all([import("./workspaceService.ts"), import("./queryFormat.ts")]);
+	return { openFromOptions, ...format };
+}
 
 /** What the query commands need of the CLI's I/O. */
 export interface QueryCommandIo {
@@ -70,6 +78,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 	addFilterFlags(addWorkspaceOptions(program.command("sessions"), io.cwd))
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
+			const { openFromOptions, formatSessions } = await load();
 			const result = await openFromOptions(opts, io.cwd).sessions(filterParams(opts));
 			print(opts.json, result, () => formatSessions(result));
 		});
@@ -79,6 +88,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.argument("<text>", "the text to find (quote it; surrounding spaces are ignored)")
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
+			const { openFromOptions, formatSessions, formatSearch } = await load();
 			const result = await openFromOptions(opts, io.cwd).search(params);
 			print(opts.json, result, () => (result.kind === "sessions" ? formatSessions(result) : formatSearch(result, { color: io.color })));
 		});
@@ -97,6 +107,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				...(opts.limit !== undefined ? { limit: opts.limit } : {}),
 				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
 			};
+			const { openFromOptions, formatRead } = await load();
 			const result = await openFromOptions(opts, io.cwd).read(params);
 			print(opts.json, result, () => formatRead(result));
 		});

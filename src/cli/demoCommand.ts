@@ -1,0 +1,34 @@
+/**
+ * `pbot-history demo`: the bundled sample sessions copied into a workspace (a temporary one unless
+ * `--keep` names it), ingested, then toured (`demoTour.ts`). Loaded only when the demo runs.
+ */
+import { cp, mkdtemp, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
+import { historyDir } from "../storage/history-files/index.ts";
+import { demoTour } from "./demoTour.ts";
+import { formatIngestReport } from "./ingestCommand.ts";
+
+export interface DemoCommandOptions {
+	readonly keep?: string;
+	readonly query: string;
+	/** The sample sessions (`fixtures/sessions` of the package). */
+	readonly samples: string;
+	readonly cwd: string;
+	readonly color: boolean;
+	readonly stdout: (text: string) => void;
+}
+
+export async function runDemo(options: DemoCommandOptions): Promise<void> {
+	const { samples, stdout } = options;
+	const workspace = options.keep ? resolve(options.cwd, options.keep) : await mkdtemp(join(tmpdir(), "pbot-demo-"));
+	const sessions = join(workspace, "pi-sessions");
+	const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));
+	await cp(samples, sessions, { recursive: true, filter: (src) => !src.endsWith(".json") || src === samples });
+	stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
+	const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
+	const report = await service.ingest();
+	stdout(formatIngestReport(report, historyDir(workspace)));
+	await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
+}
