@@ -1,21 +1,21 @@
 /**
- * One benchmark task in a process of its own (a fresh heap, its own peak RSS, a real "new
- * process" for the warm start). Started by `run.ts`:
+ * One benchmark task in a process of its own (a fresh heap, its own peak RSS, a Pi of its own).
+ * Started by `run.ts`:
  *   node dist/bench/bench/child.js <task> '<json params>'
  * Prints `RESULT <json>` as its last stdout line.
  */
+import type { PiParams } from "./tasks/pi.ts";
+
 type Params = Record<string, unknown>;
 
-// Each task loads only its own modules: a task's peak RSS must not include another's (the search
-// index, chokidar, ndjson, the CLI).
+// Each task loads only its own modules: a task's peak RSS must not include another's (Pi's SDK,
+// chokidar, ndjson).
 const tasks: Record<string, (p: Params) => Promise<unknown>> = {
 	naive: async (p) => (await import("./tasks/ingest.ts")).naiveRead(p.dir as string),
 	cold: async (p) => (await import("./tasks/ingest.ts")).coldIngest(p.dir as string, p.workspace as string),
-	warm: async (p) => (await import("./tasks/ingest.ts")).warmStart(p.dir as string, p.workspace as string, p.reads as number),
-	search: async (p) => (await import("./tasks/search.ts")).searchCorpus(p.dir as string, p.workspace as string, p.queries as number, p.scanQueries as number),
 	live: async (p) => (await import("./tasks/liveTail.ts")).liveTail(p.file as string, p.startBytes as number, p.workspace as string, p.appends as number),
 	packages: async (p) => (await import("./tasks/packages.ts")).packageCosts(p.dir as string, p.limitBytes as number),
-	cli: async (p) => (await import("./tasks/ingest.ts")).cliIngest(p.dir as string, p.workspace as string),
+	pi: async (p) => (await import("./tasks/pi.ts")).piRun(p as unknown as PiParams),
 };
 
 const [name, json] = process.argv.slice(2);

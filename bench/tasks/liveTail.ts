@@ -3,13 +3,13 @@
  * as Pi writes them, followed by the real tail (`tailSessionFile`: chokidar, appended bytes, the
  * live pipeline) feeding the service (`applyEvents`), as the Pi runtime wires it. Measured from
  * the append of the final answer's line to the moment a search for a word only that answer holds
- * finds it — and, as context, to the moment its archive is written.
+ * finds it — and, as context, to the moment its archive is written. Searches go through the
+ * service (`search`, what the tool calls); after the first ingest its discovery finds no file, so
+ * a search's refresh reads nothing and what it finds came through the tail.
  */
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tailSessionFile } from "../../src/integrations/pi/history/tailSessionFile.ts";
-import { searchHistory } from "../../src/services/history/query/index.ts";
-import { ngramSearchIndex } from "../../src/services/history/query/ngramSearchIndex.ts";
 import { peakRss, workspaceService } from "./wiring.ts";
 
 export interface LiveResult {
@@ -37,30 +37,32 @@ export async function liveTail(sourceFile: string, startBytes: number, workspace
 	const lastLine = all.subarray(0, cut).toString("utf8").trimEnd().split("\n").pop() ?? "";
 	let parentId = (JSON.parse(lastLine) as { id?: string }).id ?? null;
 
-	const { service } = workspaceService(workspace, sessions);
-	await service.load();
+	let tailing = false;
+	const { service } = workspaceService(workspace, sessions, { quiet: () => tailing });
 	await service.ingest();
-	const index = ngramSearchIndex();
-	const found = (token: string) => {
-		const r = searchHistory(service.getView(), { query: token }, index);
+	tailing = true;
+	const found = async (token: string) => {
+		const r = await service.search({ query: token });
 		return r.kind === "hits" && r.total > 0;
 	};
-	found("warm-up");
+	await found("warm-up");
 
 	let waiting: { token: string; at: number; searchable?: number; written?: number; done: () => void } | undefined;
-	const check = () => {
-		if (waiting && waiting.searchable === undefined && found(waiting.token)) waiting.searchable = performance.now() - waiting.at;
+	const check = async () => {
+		const w = waiting;
+		if (w && w.searchable === undefined && (await found(w.token)) && w.searchable === undefined) w.searchable = performance.now() - w.at;
 	};
 	const subscription = tailSessionFile(file).subscribe({
 		next: (events) => {
 			const applied = service.applyEvents(events);
 			// The state changes before the write is awaited: look as soon as the microtasks ran.
-			setImmediate(check);
-			void applied.then(() => {
-				check();
-				if (waiting && waiting.searchable !== undefined && waiting.written === undefined && found(waiting.token)) {
-					waiting.written = performance.now() - waiting.at;
-					waiting.done();
+			setImmediate(() => void check());
+			void applied.then(async () => {
+				const w = waiting;
+				await check();
+				if (w && w.searchable !== undefined && w.written === undefined) {
+					w.written = performance.now() - w.at;
+					w.done();
 				}
 			});
 		},

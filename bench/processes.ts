@@ -1,0 +1,82 @@
+/**
+ * Whole processes, as people run them: `pbot-history …` (a new Node process, the CLI's modules,
+ * its work, its exit), `rg`, `node -e 0`. Wall time from spawn to exit, measured by the parent;
+ * peak RSS through a tiny preload that writes `process.resourceUsage().maxRSS` at exit to a file
+ * named by an environment variable (no extra package, works wherever Node does).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+export interface ProcessRun {
+	readonly ms: number;
+	/** Exit code; `null` when killed by a signal (then `signal` says which) or not started. */
+	readonly code: number | null;
+	readonly signal?: string;
+	readonly stdout: string;
+	readonly stderr: string;
+	/** Peak RSS in bytes (only for runs with `rss`). */
+	readonly peakRss?: number;
+}
+
+export interface RunOptions {
+	readonly cwd: string;
+	readonly env?: Readonly<Record<string, string>>;
+	/** Measure peak RSS (a Node process only: the preload is passed as `--import`). */
+	readonly rss?: { readonly hook: string; readonly file: string };
+	readonly timeoutMs?: number;
+}
+
+const RSS_ENV = "PBOT_BENCH_MAXRSS_FILE";
+
+const HOOK = `// Written by the pbot bench: the process's peak RSS (bytes) to the file $${RSS_ENV} names, at exit.
+import { writeFileSync } from "node:fs";
+const file = process.env.${RSS_ENV};
+if (file) process.on("exit", () => { try { writeFileSync(file, String(process.resourceUsage().maxRSS * 1024)); } catch {} });
+`;
+
+/** Writes the peak-RSS preload into `dir` and returns its path. */
+export function writeRssHook(dir: string): string {
+	mkdirSync(dir, { recursive: true });
+	const file = join(dir, "maxrss-hook.mjs");
+	writeFileSync(file, HOOK);
+	return file;
+}
+
+/** Runs `command args` to its end; stdout and stderr to pipes (kept, as text). */
+export function runProcess(command: string, args: readonly string[], options: RunOptions): ProcessRun {
+	const rss = options.rss;
+	const fullArgs = rss ? ["--import", pathToFileURL(rss.hook).href, ...args] : [...args];
+	if (rss) rmSync(rss.file, { force: true });
+	const env = { ...process.env, ...(options.env ?? {}), ...(rss ? { [RSS_ENV]: rss.file } : {}) };
+	const started = performance.now();
+	const r = spawnSync(command, fullArgs, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 << 20, encoding: "utf8", ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}) });
+	const ms = performance.now() - started;
+	let peakRss: number | undefined;
+	if (rss && existsSync(rss.file)) peakRss = Number(readFileSync(rss.file, "utf8"));
+	return {
+		ms,
+		code: r.error ? null : r.status,
+		...(r.signal ? { signal: r.signal } : {}),
+		stdout: r.stdout ?? "",
+		stderr: r.error ? String(r.error.message) : (r.stderr ?? ""),
+		...(peakRss !== undefined && Number.isFinite(peakRss) ? { peakRss } : {}),
+	};
+}
+
+/** How the CLI is started: the built bin (`dist` runtime), or the sources through tsx. */
+export function cliArgs(root: string, runtime: "dist" | "tsx"): string[] {
+	return runtime === "dist" ? [join(root, "bin", "pbot-history.mjs")] : ["--import", "tsx", join(root, "bench", "cli.ts")];
+}
+
+/** Why a run failed, in a few words for a table cell. */
+export function failure(run: ProcessRun): string {
+	const why = run.signal ? `killed by ${run.signal}` : `exit ${run.code ?? "?"}`;
+	const last = run.stderr.trim().split("\n").pop()?.trim() ?? "";
+	return last ? `${why}: ${last.slice(0, 120)}` : why;
+}
+
+export function ensureDir(file: string): void {
+	mkdirSync(dirname(file), { recursive: true });
+}

@@ -1,0 +1,137 @@
+/**
+ * pbot inside Pi, headless, the way `test/helpers/pi.ts` runs it: Pi's SDK (`createAgentSession`
+ * with `DefaultResourceLoader`), the faux provider of pi-ai, and the extension factory — on a
+ * workspace whose archives are present and whose sessions sit in the session folder Pi is given.
+ * The `pbot_history` tool is called directly (its `execute`, as the model's call would run it):
+ * from the moment the session starts (`session_start`, which starts pbot's background ingest) to
+ * the first search answered, then every later query of the mix; then Pi's RSS. The same run
+ * without the extension (another process) is the RSS baseline.
+ */
+import { mkdirSync } from "node:fs";
+import { peakRss } from "./wiring.ts";
+
+export interface PiParams {
+	readonly workspace: string;
+	readonly agentDir: string;
+	readonly sessionDir: string;
+	readonly queries: readonly string[];
+	readonly withExtension: boolean;
+	/** Reads through the tool after the searches (ids from the hits). */
+	readonly reads: number;
+}
+
+export interface PiResult {
+	readonly withExtension: boolean;
+	/** Loader, session and binding (Pi's own start), ms. */
+	readonly piStartMs: number;
+	/** From `session_start` (binding the extensions) to the first search answered. */
+	readonly firstQueryMs: number;
+	/** Every later query of the mix. */
+	readonly laterMs: readonly number[];
+	readonly readMs: readonly number[];
+	readonly hits: readonly number[];
+	readonly rss: number;
+	readonly heapUsed: number;
+	readonly peakRss: number;
+	readonly errors: readonly string[];
+}
+
+interface ToolDetails {
+	readonly kind?: string;
+	readonly total?: number;
+	readonly groups?: readonly { readonly hits: readonly { readonly id: string }[] }[];
+}
+
+export async function piRun(p: PiParams): Promise<PiResult> {
+	mkdirSync(p.workspace, { recursive: true });
+	mkdirSync(p.agentDir, { recursive: true });
+	process.env.PI_CODING_AGENT_DIR = p.agentDir;
+	const t0 = performance.now();
+	const { registerFauxProvider } = await import("@mariozechner/pi-ai");
+	const { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } = await import("@mariozechner/pi-coding-agent");
+	// Only the run with the extension loads its modules.
+	const pbot = p.withExtension ? await import("../../src/integrations/pi/history/extension.ts") : undefined;
+	const faux = registerFauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+	const authStorage = AuthStorage.inMemory();
+	authStorage.setRuntimeApiKey("faux", "bench-key");
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false } });
+	const loader = new DefaultResourceLoader({
+		cwd: p.workspace,
+		agentDir: p.agentDir,
+		settingsManager,
+		noExtensions: true,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+		extensionFactories: pbot ? [pbot.createPbotHistory()] : [],
+	});
+	await loader.reload();
+	const loadErrors = loader.getExtensions().errors;
+	if (loadErrors.length > 0) throw new Error(`extension failed to load: ${JSON.stringify(loadErrors)}`);
+	const { session } = await createAgentSession({
+		cwd: p.workspace,
+		agentDir: p.agentDir,
+		model: faux.getModel(),
+		authStorage,
+		modelRegistry: ModelRegistry.inMemory(authStorage),
+		settingsManager,
+		resourceLoader: loader,
+		sessionManager: SessionManager.create(p.workspace, p.sessionDir),
+	});
+	const errors: string[] = [];
+	const started = performance.now();
+	await session.bindExtensions({ onError: (e) => void errors.push(String((e as { error?: unknown }).error ?? e)) });
+	const bound = performance.now();
+
+	let firstQueryMs = Number.NaN;
+	const laterMs: number[] = [];
+	const readMs: number[] = [];
+	const hits: number[] = [];
+	if (p.withExtension) {
+		const tool = session.extensionRunner?.getToolDefinition("pbot_history");
+		if (!tool) throw new Error("the pbot_history tool is not registered");
+		const ctx = session.extensionRunner.createContext();
+		const ids: string[] = [];
+		const call = async (params: Record<string, unknown>): Promise<ToolDetails | undefined> => {
+			try {
+				const result = await tool.execute("bench", params as never, undefined, undefined, ctx);
+				return result.details as ToolDetails;
+			} catch (err) {
+				errors.push(`${JSON.stringify(params)}: ${(err as Error).message}`);
+				return undefined;
+			}
+		};
+		for (const [i, query] of p.queries.entries()) {
+			const s = performance.now();
+			const details = await call({ action: "search", query });
+			const end = performance.now();
+			if (i === 0) firstQueryMs = end - started;
+			else laterMs.push(end - s);
+			hits.push(details?.total ?? -1);
+			for (const g of details?.groups ?? []) for (const h of g.hits.slice(0, 2)) if (ids.length < p.reads) ids.push(h.id);
+		}
+		for (const id of ids) {
+			const s = performance.now();
+			await call({ action: "read", id });
+			readMs.push(performance.now() - s);
+		}
+	}
+	const memory = process.memoryUsage();
+	const result: PiResult = {
+		withExtension: p.withExtension,
+		piStartMs: bound - t0,
+		firstQueryMs,
+		laterMs,
+		readMs,
+		hits,
+		rss: memory.rss,
+		heapUsed: memory.heapUsed,
+		peakRss: peakRss(),
+		errors: errors.slice(0, 10),
+	};
+	await session.extensionRunner?.emit({ type: "session_shutdown", reason: "quit" } as never);
+	session.dispose?.();
+	faux.unregister();
+	return result;
+}
