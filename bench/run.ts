@@ -262,8 +262,12 @@ function preparePi(root: string, sessionsDir: string, manifest: HistoryManifest,
 	return pi;
 }
 
-/** After a failed rebuild measure: give the workspace its projection back (`rebuild` re-extracts everything). */
+/**
+ * After `sessions` did not rebuild the deleted projection: give the workspace one again for the
+ * steps after this one (a search may make it; else `rebuild`, which re-extracts everything).
+ */
 function ensureProjection(workspace: string, pbot: (args: readonly string[]) => ProcessRun, args: readonly string[]): void {
+	if (!existsSync(projectionDir(workspace))) pbot(["search", "warm-up-the-cache", ...args, "--json"]);
 	if (!existsSync(projectionDir(workspace))) pbot(["rebuild", ...args, "--json"]);
 }
 
@@ -272,6 +276,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const preset = PRESETS[options.preset];
 	if (!preset) throw new Error(`unknown preset ${options.preset}: one of ${Object.keys(PRESETS).join(", ")}`);
 	const seed = options.seed ?? DEFAULT_SEED;
+	const unknown = (options.only ?? []).filter((s) => !(STEPS as readonly string[]).includes(s));
+	if (unknown.length > 0) throw new Error(`--only: unknown step ${unknown.map((s) => JSON.stringify(s)).join(", ")}; steps: ${STEPS.join(", ")}`);
 	const only = new Set<Step>(options.only ?? STEPS);
 	const runs = options.runs ?? 3;
 	const dataDir = resolve(options.dataDir ?? join(ROOT, "bench", "data"), `${preset.name}-${seed}`);
@@ -385,8 +391,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	};
 	let corpus: ArchiveCorpus | undefined;
 	const cliCorpus = () => (corpus ??= readArchives(cliWs));
+	/** The tiny preset (the unit test's) runs fewer processes: it only checks that every row comes out. */
+	const tiny = preset.name === "tiny";
+	const QUERIES = tiny ? 6 : 24;
 	/** The query mix of the whole-process rows (and of Pi's), from the archived texts. */
-	const mix = () => buildQueries(cliCorpus().texts, preset.name === "tiny" ? 10 : 24);
+	const mix = () => buildQueries(cliCorpus().texts, QUERIES);
 	const na = (why: string): Pick<BenchRow, "ours" | "ratio" | "met"> => ({ ours: `n/a (${why})`, ratio: "n/a", met: "—" });
 	notes.push(
 		`Whole processes: \`node ${runtime === "dist" ? "bin/pbot-history.mjs" : "--import tsx bench/cli.ts"} <command> … --agent-dir <empty folder>\` spawned by the runner, stdout to a pipe; wall time from spawn to exit (Node's start and the CLI's modules included). Peak RSS in separate runs, through a preload that writes \`process.resourceUsage().maxRSS\` at exit.`,
@@ -409,7 +418,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
 	// ── `sessions` and `read` processes against `node -e 0` ──
 	if (only.has("cli")) {
-		const n = Math.max(5, runs * 2);
+		const n = tiny ? 3 : Math.max(5, runs * 2);
 		stage(`\`sessions\` and \`read\` processes vs \`node -e 0\` (${n} runs each)`);
 		const ready = ensureArchives();
 		runProcess(process.execPath, ["-e", "0"], { cwd: ROOT });
@@ -467,7 +476,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				notes.push(searchNote(`Search (${mb(h.bytes)} history)`, timed));
 			}
 			// Peak RSS in runs of their own (the preload's exit hook is not in the timed runs).
-			const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / 6)) === 0).slice(0, 6);
+			const rssRuns = tiny ? 2 : 6;
+			const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / rssRuns)) === 0).slice(0, rssRuns);
 			const peaks = sample.map((q) => pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true })).filter((r) => r.code === 0 && r.peakRss !== undefined).map((r) => r.peakRss as number);
 			const rssLabel = `peak RSS of a \`pbot-history search\` process, highest of ${sample.length} queries`;
 			if (peaks.length === 0) rows.push({ measure: rssLabel, baseline: "—", target: "≤ 120 MB", ...na(timed.failed ?? "no run reported its peak RSS") });
@@ -488,7 +498,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				continue;
 			}
 			context.push({ measure: `\`pbot-history ingest\` of the ${count(nodes)}-node corpus (a process; cold unless an earlier run left its archives): time / peak RSS`, baseline: "", ours: `${ms(ingest.ms)} / ${ingest.peakRss ? mb(ingest.peakRss) : "n/a"}`, ratio: "", target: "", met: "—" });
-			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, 12, "queries-nodes");
+			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, tiny ? 4 : 12, "queries-nodes");
 			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: 60_000, timeoutMs: 600_000 });
 			const row = searchRow(measure, timed, rg.ok, "");
 			context.push({ ...row, met: "—" });
@@ -542,7 +552,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		stage(`inside Pi (headless SDK run, ${runs} with pbot, ${runs} without)`);
 		const pi = preparePi(work("pi"), sessionsDir, manifest, log);
 		const ingest = pbot(["ingest", ...sessionArgs(pi.workspace, pi.sessionDir), "--json"]);
-		const queries = ingest.code === 0 ? buildQueries(readArchives(pi.workspace).texts, preset.name === "tiny" ? 10 : 24) : [];
+		const queries = ingest.code === 0 ? buildQueries(readArchives(pi.workspace).texts, QUERIES) : [];
 		if (ingest.code === 0) pbot(["sessions", ...sessionArgs(pi.workspace, pi.sessionDir), "--json"]); // whatever is built at open exists before Pi starts
 		const withExt: PiResult[] = [];
 		const without: PiResult[] = [];
