@@ -31,10 +31,10 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	const model = pickModel(registry, options, agentDir);
 	const auth = await registry.getApiKeyAndHeaders(model);
 	if (!auth.ok) throw new SummarizeSetupError(`no auth for ${model.provider}/${model.id}: ${auth.error}`);
-	await service.load();
 	await service.ingest();
+	await service.loadDue();
 	const report = await runSummaryPass(
-		{ state: () => service.archiveState(), applyEvents: (events) => service.applyEvents(events) },
+		{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },
 		piSummaryModel(model, { ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}) }),
 		options.signal,
 		options.onProgress ? { onProgress: options.onProgress } : {},

@@ -27,7 +27,6 @@ export interface WatchOptions {
  */
 export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const { service, stdout, stderr, signal } = options;
-	await service.load(); // what is archived already is not news (below)
 	const report = await service.ingest();
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
 	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);
@@ -36,9 +35,12 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	out?.on("data", (line: string | Buffer) => stdout(String(line).replace(/\n$/, "")));
 
 	const tails = new Map<string, Subscription>();
-	// What is archived already is not news: following a file replays it first.
+	// What is archived already is not news: following a file replays it first. (Known from the text
+	// projection: no archive is read.)
 	const shown = new Map<string, string>();
-	for (const archive of Object.values(service.archiveState().sessions)) for (const qa of Object.values(archive.nodes)) shown.set(qa.id, qaLine(qa));
+	for (const [id, qa] of await service.archivedQa()) shown.set(id, qaState(qa.endMs, qa.completed));
+	// Archive writes of the live updates: waited for before the watch returns.
+	const writes = new Set<Promise<void>>();
 	const follow = async () => {
 		const { sources } = await fileDiscovery(options.discovery).discover();
 		for (const source of sources) {
@@ -49,7 +51,11 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 					...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}),
 					onError: (err) => stderr(`warning: ${source.key}: ${err.message}`),
 				}).subscribe((events) => {
-					void service.applyEvents(events).catch((err: Error) => stderr(`warning: ${err.message}`));
+					const write: Promise<void> = service
+						.applyEvents(events)
+						.catch((err: Error) => stderr(`warning: ${err.message}`))
+						.finally(() => writes.delete(write));
+					writes.add(write);
 					for (const event of events) {
 						if (out) out.write(event);
 						else showQa(event, shown, stdout);
@@ -72,16 +78,22 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	});
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
+	await Promise.all([...writes]);
 	out?.end();
 }
 
 /** One line per Q&A when it first appears, and again when it changes (an open one got its answer). */
 function showQa(event: HistoryEvent, shown: Map<string, string>, stdout: (text: string) => void): void {
 	if (event.type !== "QaObserved") return;
-	const line = qaLine(event.node);
-	if (shown.get(event.node.id) === line) return;
-	shown.set(event.node.id, line);
-	stdout(line);
+	const state = qaState(Date.parse(event.node.endedAt), event.node.completed);
+	if (shown.get(event.node.id) === state) return;
+	shown.set(event.node.id, state);
+	stdout(qaLine(event.node));
+}
+
+/** What makes a Q&A news again: it grew (a later end) or was completed. */
+function qaState(endMs: number, completed: boolean): string {
+	return `${Number.isNaN(endMs) ? 0 : endMs}:${completed}`;
 }
 
 function qaLine(qa: QaNode): string {

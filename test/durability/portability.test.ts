@@ -22,6 +22,8 @@ async function answers(service: HistoryService): Promise<unknown[]> {
 		out.push(await service.search({ query, limit: 5, offset: 5 }));
 	}
 	out.push(await service.search({ query: "the", from: "2026-03-05", to: "2026-03-09" }));
+	// Every node id, from the archives themselves (queries above read only what they showed).
+	await service.load();
 	const view = service.getView();
 	const ids = [...sessions.sessions.map((s) => s.sessionId)];
 	for (const archive of Object.values(view.state.sessions)) ids.push(...Object.keys(archive.nodes), ...Object.keys(archive.summaries));

@@ -68,11 +68,13 @@ describe("an ingest that holds only what it needs", () => {
 		expect(() => service.archiveState()).toThrow(/load\(\) the archives first/);
 		expect(await store.all()).toEqual(await loadedReference(sessions, workspace));
 
-		// A query loads them all, then keeps them.
-		const hits = await service.search({ query: "the" });
-		expect(hits.total).toBeGreaterThan(0);
-		expect(service.isLoaded).toBe(true);
-		expect(service.sessionsInMemory).toBe(report.sessions.length);
+		// A query scans the text projection and reads only the archives of the hits it shows.
+		const hits = await service.search({ query: "the", limit: 2 });
+		expect(hits.total).toBeGreaterThan(2);
+		expect(service.isLoaded).toBe(false);
+		expect(service.sessionsInMemory).toBe(0);
+		const shown = new Set(hits.kind === "hits" ? hits.groups.flatMap((g) => g.hits.map((h) => h.sessionId)) : []);
+		expect(new Set(store.reads)).toEqual(shown);
 	});
 
 	it("reads only the archive of the file that changed, and updates it as a loaded service would", async () => {

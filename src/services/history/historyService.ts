@@ -1,12 +1,26 @@
-import { defaultIfEmpty, lastValueFrom } from "rxjs";
 import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
 import type { HistoryEvent } from "./events.ts";
 import { isValidId } from "./ids.ts";
-import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
+import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState, TextStore } from "./ports.ts";
 import { buildQueryView, type QueryView } from "./queryView.ts";
-import { sessionPipeline } from "./sessionPipeline.ts";
-import { listSessions, ngramSearchIndex, readNode, searchHistory, type SearchIndex } from "./query/index.ts";
+import {
+	defaultSearchIndex,
+	groupHits,
+	hitOf,
+	listSessionFacts,
+	pageInfo,
+	parseNodeIdSyntax,
+	parseSearch,
+	readNode,
+	type SearchDocument,
+	type SessionListFacts,
+	unknownNode,
+} from "./query/index.ts";
 import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
+import { memoryTextStore } from "./text/memoryTextStore.ts";
+import { needsTextCheck, ScanCollector } from "./text/scanTexts.ts";
+import { projectSessionText } from "./text/sessionText.ts";
+import { TextProjection } from "./text/textProjection.ts";
 
 /** Counts for one ingested session. */
 export interface SessionIngestReport {
@@ -39,6 +53,14 @@ export interface HistoryServiceOptions {
 	 * reading them. Without them, every new process reads every file once.
 	 */
 	readonly checkpoints?: CheckpointStore;
+	/** Where the text projection (what searches scan) is kept; in memory when absent. */
+	readonly text?: TextStore;
+	/**
+	 * Keep the projection's text in memory between queries (a long-lived process: Pi). Without it
+	 * each search streams the projection from disk and keeps only the sessions' heads (a CLI call:
+	 * flat memory).
+	 */
+	readonly keepText?: boolean;
 }
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
@@ -49,6 +71,8 @@ const NEW_SESSIONS_BATCH = 64;
 const LOAD_CONCURRENCY = 4;
 /** Files whose fingerprint or checkpoint state is taken at once (a stat; an open, a stat and a 4 KB read). */
 const STAT_CONCURRENCY = 32;
+/** Archives kept parsed for the hits shown and for `read` (navigation moves within a few sessions). */
+const ARCHIVE_CACHE_SIZE = 8;
 
 
 /**
@@ -72,8 +96,10 @@ export class HistoryService {
 	private readonly deferredWrites = new Set<string>();
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
-	/** The search index over this service's view (built on the first search, then kept up to date). */
-	private readonly searchIndex: SearchIndex = ngramSearchIndex();
+	/** What searches scan and the session list reads: per session, its folded text and facts. */
+	private readonly projection: TextProjection;
+	/** Archives read for queries, by session, with the revision read (most recently used last). */
+	private readonly archiveCache = new Map<string, { readonly revision: string; readonly archive: SessionArchive; readonly view: QueryView }>();
 	/**
 	 * Archives an ingest made or updated apart from the state (see `applyReplay`): until `load`,
 	 * they stay here only until their write lands; after it, they join the state in batches.
@@ -84,7 +110,19 @@ export class HistoryService {
 	/** The end of the load, ingest or live update in progress (see `serially`). */
 	private turn: Promise<void> = Promise.resolve();
 
-	constructor(private readonly options: HistoryServiceOptions) {}
+	constructor(private readonly options: HistoryServiceOptions) {
+		this.projection = new TextProjection({
+			archives: options.store,
+			texts: options.text ?? memoryTextStore(),
+			keepText: options.keepText ?? false,
+			warn: (message) => this.warnings.push(message),
+		});
+	}
+
+	/** Problems met since the last call (a damaged archive, a projection rebuilt): for a person to read. */
+	takeWarnings(): string[] {
+		return this.warnings.splice(0);
+	}
 
 	/**
 	 * Brings every stored archive into memory (once): what the query view and the summary worker
@@ -117,6 +155,23 @@ export class HistoryService {
 		this.state = { ...this.state, sessions: { ...this.state.sessions, ...read } };
 		this.loaded = true;
 		this.addApartSessions();
+	}
+
+	/**
+	 * Brings into memory the archives that have summaries due (pending or stale), as the text
+	 * projection counts them, and returns the archives held: what a summary pass works on. The
+	 * rest of the history is not read (a pass after every interaction must not parse it all).
+	 */
+	async loadDue(): Promise<ArchiveState> {
+		await this.projection.catchUp();
+		const due = [...this.projection.sessions()].filter((t) => (t.header.session.summariesDue ?? 0) > 0).map((t) => t.sessionId);
+		await this.serially(() => this.hold(due));
+		return this.state;
+	}
+
+	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */
+	heldState(): ArchiveState {
+		return this.state;
 	}
 
 	/** Whether every stored archive is in memory (`load` ran). */
@@ -264,10 +319,13 @@ export class HistoryService {
 		return { sessions: reports, unchangedFiles, warnings };
 	}
 
-	/** The history events of one file: the replay pipeline over its bytes. */
-	private replaySource(source: SessionSource, onState?: (state: SourceState) => void): Promise<HistoryEvent[]> {
-		const options = source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {};
-		return lastValueFrom(source.read(onState).pipe(sessionPipeline({ mode: "replay", ...options }), defaultIfEmpty([] as HistoryEvent[])));
+	/**
+	 * The history events of one file: the replay pipeline over its bytes. The pipeline (and RxJS)
+	 * is loaded on the first file read: a query that finds every file unchanged never loads it.
+	 */
+	private async replaySource(source: SessionSource, onState?: (state: SourceState) => void): Promise<HistoryEvent[]> {
+		const { replayEvents } = await import("./replayEvents.ts");
+		return replayEvents(source, onState);
 	}
 
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */
@@ -343,9 +401,14 @@ export class HistoryService {
 					this.lastWritten.delete(sessionId);
 				}
 				const kept = letGo ? undefined : current;
-				await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
+				// The projection's body is made now, while the archive is at hand (an ingest lets it go).
+				const text = projectSessionText(current);
+				const written = await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
 				this.stored?.add(sessionId);
 				if (kept) this.lastWritten.set(sessionId, kept);
+				const stored = written?.archive ?? kept;
+				if (written && stored) this.cacheArchive(sessionId, written.revision, stored);
+				await this.projection.put(written?.archive ?? text, written?.revision);
 			});
 		this.writeChains.set(sessionId, next);
 		next.then(
@@ -460,25 +523,127 @@ export class HistoryService {
 		if (merge.length > 0) this.state = applyArchiveEvents(this.state, merge);
 	}
 
-	/** The workspace's sessions, newest first (fresh: picks up changed session files first). */
+	/**
+	 * The workspace's sessions, newest first (fresh: picks up changed session files first), from
+	 * the text projection's session facts: no archive is read.
+	 */
 	async sessions(params: SessionsParams = {}): Promise<SessionListResult> {
-		await this.load();
 		await this.refresh();
-		return listSessions(this.getView(), params);
+		await this.projection.catchUp();
+		return this.listSessions(params);
 	}
 
-	/** The tool's `search` (fresh). Throws `QueryError` for bad parameters. */
+	private listSessions(params: SessionsParams): SessionListResult {
+		const facts = function* (texts: Iterable<{ readonly sessionId: string; readonly header: { readonly session: SessionListFacts } }>): Iterable<[string, SessionListFacts]> {
+			for (const t of texts) yield [t.sessionId, t.header.session];
+		};
+		return listSessionFacts(facts(this.projection.sessions()), (id) => this.projection.get(id) !== undefined, params);
+	}
+
+	/**
+	 * The tool's `search` (fresh): a scan of the text projection, then the archives of the hits
+	 * shown, for their snippets. Throws `QueryError` for bad parameters.
+	 */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
-		await this.load();
 		await this.refresh();
-		return searchHistory(this.getView(), params, this.searchIndex);
+		// A session filter names a session the projection must know: caught up first (cheap, heads only).
+		const filtering = params.sessionId !== undefined && params.sessionId !== null && params.sessionId !== "";
+		if (filtering) await this.projection.catchUp();
+		const parsed = parseSearch(params, filtering ? (id) => this.projection.get(id) !== undefined : () => true);
+		if (parsed.query === "") {
+			if (!filtering) await this.projection.catchUp();
+			return this.listSessions(params);
+		}
+		const { needle, sessionId, window, page } = parsed;
+		const collector = new ScanCollector(needle, { ...(sessionId !== undefined ? { sessionId } : {}), window });
+		await this.projection.catchUp((text) => collector.add(text), sessionId);
+		if (needsTextCheck(needle)) {
+			// Byte matches of such a needle are candidates: checked against the original text.
+			const confirmed = new Set<string>();
+			for (const hit of collector.candidates) {
+				const doc = await this.documentOf(hit.sessionId, hit.id);
+				if (doc && defaultSearchIndex.indexOf(doc.doc, needle) >= 0) confirmed.add(hit.id);
+			}
+			collector.retain((hit) => confirmed.has(hit.id));
+		}
+		const { ranked, total } = collector.finish(page.offset + page.limit);
+		const shown: { level: number; hit: SearchResult["groups"][number]["hits"][number] }[] = [];
+		for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
+			const found = await this.documentOf(h.sessionId, h.id);
+			// Gone or changed since the scan (another process wrote the archive meanwhile): not shown.
+			if (!found || defaultSearchIndex.indexOf(found.doc, needle) < 0) continue;
+			shown.push({ level: h.level, hit: hitOf(found.view, found.doc, found.archive, needle) });
+		}
+		return { kind: "hits", query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
 	}
 
-	/** The tool's `read` (fresh). Throws `QueryError` for a bad or unknown id or bad paging. */
+	/**
+	 * Every archived Q&A by id, with its end time and whether it is completed: what a watcher
+	 * needs to tell a new or changed Q&A from one already archived, without reading any archive.
+	 */
+	async archivedQa(): Promise<Map<string, { readonly endMs: number; readonly completed: boolean }>> {
+		await this.projection.catchUp();
+		const out = new Map<string, { endMs: number; completed: boolean }>();
+		for (const text of this.projection.sessions()) {
+			for (let doc = 0; doc < text.docs; doc++) if (text.level(doc) === 0) out.set(text.id(doc), { endMs: text.endMs(doc), completed: text.completed(doc) });
+		}
+		return out;
+	}
+
+	/** The tool's `read` (fresh): the archive of the node's session only. Throws `QueryError` for a bad or unknown id or bad paging. */
 	async read(params: ReadParams): Promise<ReadResult> {
-		await this.load();
 		await this.refresh();
-		return readNode(this.getView(), params);
+		const id = parseNodeIdSyntax((params ?? {}).id);
+		await this.projection.catchUp();
+		const sessionId = this.projection.sessionOfNode(id);
+		const found = sessionId !== undefined ? await this.archiveOf(sessionId) : undefined;
+		if (!found) throw unknownNode(id);
+		return readNode(found.view, params);
+	}
+
+	/** A document of a session's archive, with the archive and its view. */
+	private async documentOf(sessionId: string, id: string): Promise<{ doc: SearchDocument; archive: SessionArchive; view: QueryView } | undefined> {
+		const found = await this.archiveOf(sessionId);
+		const doc = found ? (found.archive.nodes[id] ?? found.archive.summaries[id]) : undefined;
+		return found && doc ? { doc, ...found } : undefined;
+	}
+
+	/**
+	 * A session's archive for a query, read at most once per revision (a few kept). When what is
+	 * read is newer than the projection (another process wrote it since the catch-up), the
+	 * projection is made again from it, so the two agree.
+	 */
+	private async archiveOf(sessionId: string): Promise<{ archive: SessionArchive; view: QueryView } | undefined> {
+		const revision = this.projection.get(sessionId)?.revision;
+		const cached = this.archiveCache.get(sessionId);
+		if (cached && cached.revision === revision) {
+			this.archiveCache.delete(sessionId);
+			this.archiveCache.set(sessionId, cached);
+			return cached;
+		}
+		const store = this.options.store;
+		let read: { archive: SessionArchive; revision: string } | undefined;
+		try {
+			if (store.readWithRevision) read = await store.readWithRevision(sessionId);
+			else {
+				const archive = await store.read(sessionId);
+				read = archive && revision !== undefined ? { archive, revision } : undefined;
+			}
+		} catch (err) {
+			this.warnings.push(`archive ${sessionId}: ${(err as Error).message}`);
+			return undefined;
+		}
+		if (!read) return undefined;
+		if (read.revision !== revision) await this.projection.refresh(read.archive, read.revision);
+		return this.cacheArchive(sessionId, read.revision, read.archive);
+	}
+
+	private cacheArchive(sessionId: string, revision: string, archive: SessionArchive): { archive: SessionArchive; view: QueryView } {
+		const entry = { revision, archive, view: buildQueryView({ sessions: { [sessionId]: archive } }) };
+		this.archiveCache.delete(sessionId);
+		this.archiveCache.set(sessionId, entry);
+		if (this.archiveCache.size > ARCHIVE_CACHE_SIZE) this.archiveCache.delete(this.archiveCache.keys().next().value as string);
+		return entry;
 	}
 }
 

@@ -14,11 +14,45 @@ export interface ArchiveStore {
 	read(sessionId: string): Promise<SessionArchive | undefined>;
 	/**
 	 * Stores an archive. The workspace store merges it with what is stored (under a lock), so two
-	 * processes writing one session lose neither's nodes nor summaries.
+	 * processes writing one session lose neither's nodes nor summaries. It says what it stored
+	 * (when it knows): the revision, and the archive itself when a merge made it differ from the
+	 * one given.
 	 */
-	write(archive: SessionArchive, options?: ArchiveWriteOptions): Promise<void>;
+	write(archive: SessionArchive, options?: ArchiveWriteOptions): Promise<ArchiveWritten | void>;
 	/** Makes the writes done so far with `deferDurability` durable (a folder sync). */
 	sync?(): Promise<void>;
+	/**
+	 * The current revision of every stored archive, by session id: a string that changes whenever
+	 * the archive does (the workspace store: its size and modification time). What the text
+	 * projection is checked against. A store without it is trusted to change only through this
+	 * process's writes.
+	 */
+	revisions?(): Promise<ReadonlyMap<string, string>>;
+	/** An archive and the revision of exactly what was read, or `undefined` when there is none. */
+	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
+}
+
+/** What an archive write stored. */
+export interface ArchiveWritten {
+	/** The revision of the archive as stored (as `revisions()` will report it until the next write). */
+	readonly revision: string;
+	/** The archive as stored, when it is not the one given (merged with another process's). */
+	readonly archive?: SessionArchive;
+}
+
+/**
+ * Where the text projection lives (the workspace's `.pi/pbot/text/`): one file per session,
+ * derived from its archive, rebuilt whenever it is missing, damaged or behind. Losing it loses
+ * nothing.
+ */
+export interface TextStore {
+	/** Session ids that have a projection file. */
+	list(): Promise<string[]>;
+	/** The file's first `length` bytes (the whole file when absent), or `undefined` when there is none. */
+	read(sessionId: string, length?: number): Promise<Buffer | undefined>;
+	/** Replaces a session's projection atomically (a crash leaves the old file or the new one). */
+	write(sessionId: string, bytes: Uint8Array): Promise<void>;
+	remove(sessionId: string): Promise<void>;
 }
 
 export interface ArchiveWriteOptions {

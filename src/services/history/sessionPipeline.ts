@@ -10,12 +10,7 @@ import { reduceLevels } from "./reduceLevels.ts";
 import { splitLines, type SplitLinesOptions } from "./splitLines.ts";
 import { toHistoryEvents } from "./toHistoryEvents.ts";
 
-/**
- * Version of what the pipeline extracts from a session file. Raise it whenever a change makes the
- * same file give other Q&A, branches or plans: checkpoints of another version are ignored, so
- * every file is read again under the new rules.
- */
-export const EXTRACTION_VERSION = 1;
+export { EXTRACTION_VERSION } from "./extractionVersion.ts";
 
 export interface SessionPipelineOptions extends SplitLinesOptions {
 	/**

@@ -1,13 +1,15 @@
-import { mkdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type SessionArchive } from "../../services/history/archive.ts";
+import type { ArchiveWritten } from "../../services/history/ports.ts";
 import { deepEqual } from "../../services/history/deepEqual.ts";
 import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { createFileAtomic, isTemporaryFile, jsonBytes, syncFolder, writeFileAtomic, writeJsonAtomic, type CreateOutcome } from "./writeJsonAtomic.ts";
+import { readRegularFile } from "./regularFile.ts";
+import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -54,6 +56,49 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 /** Reads an archive; `undefined` when there is none. A damaged one is an `ArchiveError`. */
 export async function readArchive(workspace: string, sessionId: string): Promise<SessionArchive | undefined> {
 	return (await readArchiveFile(archivePath(workspace, sessionId), sessionId))?.archive;
+}
+
+/**
+ * The revision of every archive in the workspace (`revisionOf`: size and modification time), by
+ * session id: a listing and a `stat` per archive. What the text projection is checked against.
+ */
+export function archiveRevisions(workspace: string): Map<string, string> {
+	const dir = historyDir(workspace);
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+		throw err;
+	}
+	const out = new Map<string, string>();
+	for (const name of names) {
+		if (!name.endsWith(".json") || isTemporaryFile(name)) continue;
+		const id = name.slice(0, -".json".length);
+		if (!isValidId(id)) continue;
+		const s = statSync(join(dir, name), { bigint: true, throwIfNoEntry: false });
+		if (s) out.set(id, revisionOf(s));
+	}
+	return out;
+}
+
+/**
+ * Reads an archive with the revision of exactly the bytes read (one open: an archive is replaced
+ * by a rename, so what the descriptor reads is what its `stat` describes). An archive still holding
+ * a legacy path field is cleaned first, as `readArchiveCleaning` does.
+ */
+export async function readArchiveWithRevision(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<{ archive: SessionArchive; revision: string } | undefined> {
+	const file = archivePath(workspace, sessionId);
+	for (let attempt = 0; ; attempt++) {
+		const read = readRegularFile(file);
+		if (!read) return undefined;
+		const parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+		if (parsed.legacyFields.length > 0 && attempt === 0) {
+			await dropLegacyFields(workspace, sessionId, options);
+			continue;
+		}
+		return { archive: parsed.archive, revision: revisionOf(read.stat) };
+	}
 }
 
 /** Reads and upcasts an archive file, saying which legacy fields it had. */
@@ -107,7 +152,7 @@ export interface WriteArchiveOptions {
  * write waits on the disk (a cold ingest's writes in flight otherwise outlived young-generation
  * collections and were promoted, a megabyte at each).
  */
-export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<void> {
+export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<ArchiveWritten> {
 	const dir = historyDir(workspace);
 	const file = archivePath(workspace, archive.session.sessionId);
 	if (stampOf(file) === undefined && !withoutLinks.has(dir)) return createArchive(workspace, archive.session.sessionId, jsonBytes(archive), options);
@@ -127,19 +172,25 @@ export async function createArchiveHoldingLock(workspace: string, archive: Sessi
 }
 
 /** A new archive from its bytes; when one was made meanwhile (or links are not supported here), merged under the lock. */
-async function createArchive(workspace: string, sessionId: string, bytes: Buffer, options: WriteArchiveOptions): Promise<void> {
+async function createArchive(workspace: string, sessionId: string, bytes: Buffer, options: WriteArchiveOptions): Promise<ArchiveWritten> {
 	const dir = historyDir(workspace);
 	const file = archivePath(workspace, sessionId);
-	const outcome = await inFolder(dir, () => create(dir, file, bytes, atomicOf(options)));
-	if (outcome !== "created") await mergeArchive(workspace, parseArchive(bytes.toString("utf8"), sessionId), options);
+	let revision = "";
+	const outcome = await inFolder(dir, () => create(dir, file, bytes, atomicOf(options, (r) => (revision = r))));
+	if (outcome === "created") return { revision };
+	// Merged with the one made meanwhile: what is stored is not what was given.
+	const given = parseArchive(bytes.toString("utf8"), sessionId);
+	const written = await mergeArchive(workspace, given, options);
+	return { revision: written.revision, archive: written.archive ?? given };
 }
 
-/** The read–merge–write under the archive's lock. */
-function mergeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions): Promise<void> {
+/** The read–merge–write under the archive's lock. Says what is stored when it differs from `archive`. */
+function mergeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions): Promise<ArchiveWritten> {
 	const sessionId = archive.session.sessionId;
 	const file = archivePath(workspace, sessionId);
 	const dir = historyDir(workspace);
-	const atomic = atomicOf(options);
+	let revision = "";
+	const atomic = atomicOf(options, (r) => (revision = r));
 	return inFolder(dir, () =>
 		withFileLock(
 			lockPathOf(file),
@@ -151,8 +202,9 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
 						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
 					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
+					else revision = stampRevision(file);
 					await remember(file, merged);
-					return;
+					return merged === archive || deepEqual(merged, archive) ? { revision } : { revision, archive: merged };
 				}
 			},
 			options.lock,
@@ -160,8 +212,14 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 	);
 }
 
-function atomicOf(options: WriteArchiveOptions): { deferFolderSync: boolean } {
-	return { deferFolderSync: options.deferDurability === true };
+/** The revision of the file at `file` now (called holding its lock). */
+function stampRevision(file: string): string {
+	const s = statSync(file, { bigint: true, throwIfNoEntry: false });
+	return s ? revisionOf(s) : "";
+}
+
+function atomicOf(options: WriteArchiveOptions, onRevision?: (revision: string) => void): AtomicWriteOptions {
+	return { deferFolderSync: options.deferDurability === true, ...(onRevision ? { onRevision } : {}) };
 }
 
 /** Runs `write` with the history folder made; when the folder was removed meanwhile (a person, a test), makes it again and runs it once more. */
@@ -187,7 +245,7 @@ const withoutLinks = new Set<string>();
  * another writer may have replaced the file by the time its stamp is taken (a lock holder
  * remembers it itself).
  */
-async function create(dir: string, file: string, bytes: Uint8Array, atomic: { deferFolderSync: boolean }, locked = false): Promise<CreateOutcome> {
+async function create(dir: string, file: string, bytes: Uint8Array, atomic: AtomicWriteOptions, locked = false): Promise<CreateOutcome> {
 	const outcome = withoutLinks.has(dir) ? "unsupported" : await createFileAtomic(file, bytes, atomic);
 	if (outcome === "unsupported") withoutLinks.add(dir);
 	if (outcome === "unsupported" && locked) {

@@ -1,7 +1,7 @@
 import type { SessionArchive } from "../../services/history/archive.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/ports.ts";
-import { listArchiveIds, readArchiveCleaning, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import { archiveRevisions, listArchiveIds, readArchiveCleaning, readArchiveWithRevision, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.
@@ -24,6 +24,8 @@ export function workspaceArchiveStore(workspace: string, options: WriteArchiveOp
 		// lands, while `writeArchive` itself keeps only the bytes of a new one.
 		write: (archive, writeOptions) => writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) }),
 		sync: () => syncHistoryFolder(workspace),
+		revisions: async () => archiveRevisions(workspace),
+		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
 	};
 }
 
@@ -33,7 +35,12 @@ export function workspaceArchiveStore(workspace: string, options: WriteArchiveOp
  */
 export function memoryArchiveStore(initial: Iterable<SessionArchive> = []): ArchiveStore & { readonly writes: number } {
 	const files = new Map<string, string>();
-	for (const a of initial) files.set(a.session.sessionId, JSON.stringify(a));
+	/** Revisions: the store's own write counter at each archive's last change. */
+	const revisions = new Map<string, string>();
+	for (const a of initial) {
+		files.set(a.session.sessionId, JSON.stringify(a));
+		revisions.set(a.session.sessionId, "0");
+	}
 	let writes = 0;
 	return {
 		get writes() {
@@ -46,9 +53,19 @@ export function memoryArchiveStore(initial: Iterable<SessionArchive> = []): Arch
 		},
 		write: async (archive) => {
 			writes++;
-			const text = files.get(archive.session.sessionId);
+			const id = archive.session.sessionId;
+			const text = files.get(id);
 			const merged = text === undefined ? archive : mergeArchives(JSON.parse(text) as SessionArchive, archive);
-			files.set(archive.session.sessionId, JSON.stringify(merged));
+			const json = JSON.stringify(merged);
+			if (json !== text) revisions.set(id, String(writes));
+			files.set(id, json);
+			const revision = revisions.get(id) as string;
+			return json === JSON.stringify(archive) ? { revision } : { revision, archive: JSON.parse(json) as SessionArchive };
+		},
+		revisions: async () => new Map(revisions),
+		readWithRevision: async (id) => {
+			const text = files.get(id);
+			return text === undefined ? undefined : { archive: JSON.parse(text) as SessionArchive, revision: revisions.get(id) as string };
 		},
 	};
 }

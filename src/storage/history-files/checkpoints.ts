@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { CheckpointStore, SourceCheckpoint } from "../../services/history/ports.ts";
-import { EXTRACTION_VERSION } from "../../services/history/sessionPipeline.ts";
+import { EXTRACTION_VERSION } from "../../services/history/extractionVersion.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";
 

@@ -2,6 +2,7 @@ export {
 	ArchiveError,
 	type ArchiveErrorCode,
 	archivePath,
+	archiveRevisions,
 	dropLegacyFields,
 	HISTORY_DIR,
 	historyDir,
@@ -10,6 +11,7 @@ export {
 	parseArchive,
 	readArchive,
 	readArchiveCleaning,
+	readArchiveWithRevision,
 	sweepLeftovers,
 	writeArchive,
 	type WriteArchiveOptions,
@@ -20,3 +22,6 @@ export { isTemporaryFile, writeFileAtomic, writeJsonAtomic } from "./writeJsonAt
 export { memoryArchiveStore, workspaceArchiveStore } from "./archiveStore.ts";
 export { migrateOldArchives, oldHistoryDir, type MigrateOldArchivesOptions, type MigrationReport } from "./migrateOldArchives.ts";
 export { isInside, pathExists } from "./paths.ts";
+export { TEXT_DIR, textDir, workspaceTextStore } from "./textFiles.ts";
+export { readRegularFile } from "./regularFile.ts";
+export { revisionOf } from "./writeJsonAtomic.ts";

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { BigIntStats } from "node:fs";
 import { link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -8,6 +9,24 @@ export interface AtomicWriteOptions {
 	 * synced (`syncFolder`) or the file system commits on its own.
 	 */
 	readonly deferFolderSync?: boolean;
+	/**
+	 * `false`: neither the data nor the folder is synced — still atomic (the old file or the new one
+	 * is seen), but a power cut may lose the new one or leave it empty. For derived files that are
+	 * checked when read and made again (the text projection).
+	 */
+	readonly sync?: boolean;
+	/** Told the revision of what was written (`revisionOf` the new file), before it takes the name. */
+	readonly onRevision?: (revision: string) => void;
+}
+
+/**
+ * A file's revision: its size and modification time in nanoseconds. A write through these
+ * functions replaces the file by a rename (or a link), which keeps the temporary file's size and
+ * modification time, so the revision a writer is told is the one a later `stat` of the name gives
+ * until the next write. Not the inode: a copied workspace (`cp -a`) keeps its revisions.
+ */
+export function revisionOf(stat: BigIntStats): string {
+	return `${stat.size}:${stat.mtimeNs}`;
 }
 
 /** Random per process, counted per file: unique names without asking the system for randomness per write. */
@@ -57,7 +76,7 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 	const dir = dirname(file);
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	try {
-		await writeTemp(temp, text);
+		await writeTemp(temp, text, options);
 		try {
 			await link(temp, file);
 		} catch (err) {
@@ -66,7 +85,7 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 			if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS" || code === "EMLINK") return "unsupported";
 			throw err;
 		}
-		if (!options.deferFolderSync) await syncFolder(dir);
+		if (!options.deferFolderSync && options.sync !== false) await syncFolder(dir);
 		return "created";
 	} finally {
 		// After a link, only a second name of the new file; before it, the whole attempt.
@@ -97,22 +116,23 @@ async function writeNow(file: string, text: string | Uint8Array, options: Atomic
 	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 	let renamed = false;
 	try {
-		await writeTemp(temp, text);
+		await writeTemp(temp, text, options);
 		await rename(temp, file);
 		renamed = true;
-		if (!options.deferFolderSync) await syncFolder(dir);
+		if (!options.deferFolderSync && options.sync !== false) await syncFolder(dir);
 	} finally {
 		if (!renamed) await rm(temp, { force: true });
 	}
 }
 
 /** A new temporary file with `text`, its data synced: ready to become a file's content by rename or link. */
-async function writeTemp(temp: string, text: string | Uint8Array): Promise<void> {
+async function writeTemp(temp: string, text: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
 	const handle = await open(temp, "wx", 0o644);
 	try {
 		await handle.writeFile(text);
 		// Data and size, before the rename or link makes them the file's.
-		await handle.datasync();
+		if (options.sync !== false) await handle.datasync();
+		if (options.onRevision) options.onRevision(revisionOf(await handle.stat({ bigint: true })));
 	} finally {
 		await handle.close();
 	}

@@ -44,6 +44,8 @@ export class HistoryRuntime {
 				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
+				// Pi lives long: the search text stays in memory, and later searches scan it there.
+				keepText: true,
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));
@@ -103,8 +105,8 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
-				await service.load(); // the worker looks at every archive
-				return await runSummaryPass({ state: () => service.archiveState(), applyEvents: (events) => service.applyEvents(events) }, piSummaryModel(model, auth), controller.signal, {
+				await service.loadDue(); // the archives with summaries due, not the whole history
+				return await runSummaryPass({ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) }, piSummaryModel(model, auth), controller.signal, {
 					onProgress: (made, total) => status(`pbot: summaries ${made}/${total}`),
 				});
 			} catch (err) {

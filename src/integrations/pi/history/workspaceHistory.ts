@@ -3,7 +3,7 @@ import { piAgentDir } from "./agentDir.ts";
 import { HistoryService } from "../../../services/history/historyService.ts";
 import type { SessionDiscovery } from "../../../services/history/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
-import { workspaceArchiveStore } from "../../../storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
 import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./migrateOldArchives.ts";
 
@@ -22,6 +22,8 @@ export interface WorkspaceHistoryOptions {
 	readonly migrate?: boolean;
 	/** What the migration did (or why it failed), once, when the service loads. */
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
+	/** Keep the search text in memory between queries (a long-lived process); default: stream it from disk per search. */
+	readonly keepText?: boolean;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
@@ -43,6 +45,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		sessionDirs: [...(options.sessionDirs ?? []), ...(options.scanDirs ?? [])],
 		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
 		...(options.onMigration ? { onMigration: options.onMigration } : {}),
+		...(options.keepText !== undefined ? { keepText: options.keepText } : {}),
 	});
 }
 
@@ -55,6 +58,8 @@ export interface CreateWorkspaceHistoryOptions {
 	readonly sessionDirs?: readonly string[];
 	readonly migrate?: boolean;
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
+	/** See `HistoryServiceOptions.keepText`. */
+	readonly keepText?: boolean;
 }
 
 /**
@@ -69,5 +74,11 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		const sessionDirs = options.sessionDirs ?? [];
 		store = migratingArchiveStore(store, () => migrateWorkspaceArchives({ workspace, agentDir, discovery, sessionDirs }), options.onMigration);
 	}
-	return new HistoryService({ store, discovery, checkpoints: workspaceCheckpointStore(workspace) });
+	return new HistoryService({
+		store,
+		discovery,
+		checkpoints: workspaceCheckpointStore(workspace),
+		text: workspaceTextStore(workspace),
+		...(options.keepText !== undefined ? { keepText: options.keepText } : {}),
+	});
 }

@@ -9,3 +9,41 @@ export function pageOf<T>(items: readonly T[], page: PageRequest): { items: T[];
 	const next = page.offset < items.length ? (page.limit === 0 ? page.offset : end < items.length ? end : null) : null;
 	return { items: slice, info: { total: items.length, offset: page.offset, limit: page.limit, nextOffset: next, clamped: page.clamped } };
 }
+
+/** Above this many items, only the requested page is put in order (the rest is only counted). */
+const SORT_ALL_BELOW = 2_000;
+
+/**
+ * The items in `compare` order as far as a page ending at `needed` requires: the first `needed`
+ * in order, the rest after them unordered (they are only counted). A partial selection instead of
+ * a full sort keeps a query that matches most of a million nodes cheap.
+ */
+export function topForPage<T>(items: T[], needed: number, compare: (a: T, b: T) => number): T[] {
+	if (items.length < SORT_ALL_BELOW || needed * 4 > items.length) return items.sort(compare);
+	// Keep the best `needed` in a sorted array; most items fall below its last element and are skipped.
+	const best: T[] = [];
+	const rest: T[] = [];
+	const insert = (item: T) => {
+		let lo = 0;
+		let hi = best.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >> 1;
+			if (compare(best[mid] as T, item) <= 0) lo = mid + 1;
+			else hi = mid;
+		}
+		best.splice(lo, 0, item);
+	};
+	for (const item of items) {
+		if (best.length < needed) {
+			insert(item);
+			continue;
+		}
+		if (needed === 0 || compare(item, best[best.length - 1] as T) >= 0) {
+			rest.push(item);
+			continue;
+		}
+		rest.push(best.pop() as T);
+		insert(item);
+	}
+	return [...best, ...rest];
+}

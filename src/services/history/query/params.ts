@@ -139,22 +139,37 @@ export function intersects(window: TimeWindow, startMs: number, endMs: number): 
 	return true;
 }
 
+/** Whether a session (or node) id names one of this workspace: the view's, or the text projection's. */
+export type IdExists = (id: string) => boolean;
+
 /** An optional session filter: must be a session of this workspace. */
-export function parseSessionFilter(view: QueryView, value: unknown): string | undefined {
+export function parseSessionFilter(exists: IdExists | QueryView, value: unknown): string | undefined {
 	if (isAbsent(value)) return undefined;
 	if (typeof value !== "string") throw badParameter("sessionId", `must be a string (got ${quote(value)})`);
 	const id = value.trim();
 	if (!isValidId(id)) throw badParameter("sessionId", `${quote(value)} is not a valid session id`);
-	if (!view.state.sessions[id]) throw unknownId("sessionId", `unknown session ${quote(id)}`);
+	const known = typeof exists === "function" ? exists(id) : exists.state.sessions[id] !== undefined;
+	if (!known) throw unknownId("sessionId", `unknown session ${quote(id)}`);
 	return id;
 }
 
-/** A required node id: a session root, a summary or a Q&A of this workspace. */
-export function parseNodeId(view: QueryView, value: unknown): string {
+/** A required node id, well-formed; whether it names a node is `parseNodeId`'s (or the caller's) question. */
+export function parseNodeIdSyntax(value: unknown): string {
 	if (isAbsent(value)) throw badParameter("id", "is required (a session, summary or Q&A id from search or navigation)");
 	if (typeof value !== "string") throw badParameter("id", `must be a string (got ${quote(value)})`);
 	const id = value.trim();
 	if (!isValidId(id)) throw badParameter("id", `${quote(value)} is not a valid node id`);
-	if (!view.nodes.has(id)) throw unknownId("id", `unknown node ${quote(id)}`);
+	return id;
+}
+
+/** The error for a well-formed id that names no node of this workspace. */
+export function unknownNode(id: string): Error {
+	return unknownId("id", `unknown node ${quote(id)}`);
+}
+
+/** A required node id: a session root, a summary or a Q&A of this workspace. */
+export function parseNodeId(view: QueryView, value: unknown): string {
+	const id = parseNodeIdSyntax(value);
+	if (!view.nodes.has(id)) throw unknownNode(id);
 	return id;
 }

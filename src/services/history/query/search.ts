@@ -4,8 +4,9 @@ import type { QaNode } from "../types.ts";
 import { foldQuery } from "./fold.ts";
 import { isForkDuplicate } from "./forkDuplicates.ts";
 import { coveredQa, sessionInfo, staleFlag } from "./nodeInfo.ts";
-import { pageOf } from "./paging.ts";
+import { pageOf, topForPage } from "./paging.ts";
 import {
+	type IdExists,
 	intersects,
 	parsePage,
 	type PageRequest,
@@ -31,8 +32,28 @@ interface Found {
 	readonly endMs: number;
 }
 
-/** Above this many hits, only the requested page is put in order (the rest is only counted). */
-const SORT_ALL_BELOW = 2_000;
+/** A search's parameters, validated in the order every search validates them. */
+export interface ParsedSearch {
+	/** The query as matched (trimmed); `""` means: list sessions instead. */
+	readonly query: string;
+	readonly needle: string;
+	readonly sessionId: string | undefined;
+	readonly window: TimeWindow;
+	readonly page: PageRequest;
+}
+
+/**
+ * Validates a search's parameters (the query first; without one, the caller lists sessions and
+ * validates the rest as the session list does). `exists` says whether a session id is known.
+ */
+export function parseSearch(params: SearchParams, exists: IdExists | QueryView): ParsedSearch {
+	const query = parseQueryText(params.query);
+	if (query === "") return { query, needle: "", sessionId: undefined, window: {}, page: { offset: 0, limit: 0, clamped: false } };
+	const sessionId = parseSessionFilter(exists, params.sessionId);
+	const window = parseTimeWindow(params.from, params.to);
+	const page = parsePage(params.offset, params.limit, { defaultLimit: SEARCH_DEFAULT_LIMIT, maxLimit: SEARCH_MAX_LIMIT });
+	return { query, needle: foldQuery(query), sessionId, window, page };
+}
 
 /**
  * The tool's `search`. With a query: case-insensitive contiguous-substring matches (see `fold.ts`)
@@ -42,42 +63,31 @@ const SORT_ALL_BELOW = 2_000;
  * every hit exactly once. A fork's copies of its parent's Q&A are shown once (`forkDuplicates.ts`).
  * Without a query (absent, empty or blank): the session list, with the same filters and paging.
  *
- * Runs on the in-memory view only; it never reads a file and never calls a model.
+ * This is the plain scan over archives in memory: the reference the service's scan of the text
+ * projection (`text/`) is checked against, and what a caller holding archives can use directly.
+ * It never reads a file and never calls a model.
  */
 export function searchHistory(view: QueryView, params: SearchParams = {}, index: SearchIndex = defaultSearchIndex): SearchResult | SessionListResult {
-	const query = parseQueryText(params.query);
-	if (query === "") return listSessions(view, params);
-	const sessionId = parseSessionFilter(view, params.sessionId);
-	const window = parseTimeWindow(params.from, params.to);
-	const page = parsePage(params.offset, params.limit, { defaultLimit: SEARCH_DEFAULT_LIMIT, maxLimit: SEARCH_MAX_LIMIT });
+	const parsed = parseSearch(params, view);
+	if (parsed.query === "") return listSessions(view, params);
+	const { needle, sessionId, window, page } = parsed;
+	const { items, info } = pageOf(topForPage(findMatches(view, needle, sessionId, window, index), page.offset + page.limit, byRank), page);
+	return { kind: "hits", query: parsed.query, groups: groupHits(items.map((f) => ({ level: f.level, hit: hitOf(view, f.doc, f.archive, needle, index, f.at) }))), ...info };
+}
 
-	const needle = foldQuery(query);
-	const ranked = index.ranked?.(view, needle, { ...(sessionId !== undefined ? { sessionId } : {}), window }, page.offset + page.limit);
-	let items: Found[];
-	let info: PageInfo;
-	if (ranked) {
-		// The index ranked the hits itself; offsets in the text come later, for the page only.
-		items = ranked.top.slice(page.offset, page.offset + page.limit).map((doc) => ({
-			doc,
-			archive: view.state.sessions[doc.sessionId] as SessionArchive,
-			level: isQa(doc) ? 0 : doc.level,
-			at: -1,
-			endMs: timeMs(doc.endedAt),
-		}));
-		info = pageInfo(ranked.total, page);
-	} else ({ items, info } = pageOf(orderForPage(findMatches(view, needle, sessionId, window, index), page.offset + page.limit), page));
+/** Hits of a page in rank order, grouped by level (paging runs over the groups concatenated). */
+export function groupHits(hits: readonly { readonly level: number; readonly hit: SearchHit }[]): HitGroup[] {
 	const groups: HitGroup[] = [];
-	for (const f of items) {
-		const hit = toHit(view, f, needle, index);
+	for (const { level, hit } of hits) {
 		const group = groups[groups.length - 1];
-		if (group && group.level === f.level) (group.hits as SearchHit[]).push(hit);
-		else groups.push({ level: f.level, hits: [hit] });
+		if (group && group.level === level) (group.hits as SearchHit[]).push(hit);
+		else groups.push({ level, hits: [hit] });
 	}
-	return { kind: "hits", query, groups, ...info };
+	return groups;
 }
 
 /** Paging facts for a list known only by its length (as `pageOf` gives them). */
-function pageInfo(total: number, page: PageRequest): PageInfo {
+export function pageInfo(total: number, page: PageRequest): PageInfo {
 	const end = Math.min(total, page.offset + page.limit);
 	const next = page.offset < total ? (page.limit === 0 ? page.offset : end < total ? end : null) : null;
 	return { total, offset: page.offset, limit: page.limit, nextOffset: next, clamped: page.clamped };
@@ -106,63 +116,33 @@ function findMatches(view: QueryView, needle: string, sessionId: string | undefi
 const byRank = (a: Found, b: Found) => a.level - b.level || b.endMs - a.endMs || compareIds(a.doc.id, b.doc.id);
 
 /**
- * The hits in rank order (level, newest first, id) as far as a page ending at `needed` requires:
- * the first `needed` in order, the rest after them unordered (they are only counted). A partial
- * selection instead of a full sort keeps a query that matches most of a million nodes cheap.
+ * A hit as the answer shows it: the snippet cut from the document's original text around its
+ * first match (`at`, the folded offset, when known), the session's title, and for a summary
+ * whether the Q&A it covers say it too (`verified`). `view` needs to hold the document's session.
  */
-function orderForPage(found: Found[], needed: number): Found[] {
-	if (found.length < SORT_ALL_BELOW || needed * 4 > found.length) return found.sort(byRank);
-	// Keep the best `needed` in a sorted array; most hits fall below its last element and are skipped.
-	const best: Found[] = [];
-	const rest: Found[] = [];
-	for (const f of found) {
-		if (best.length < needed) {
-			insertSorted(best, f);
-			continue;
-		}
-		if (needed === 0 || byRank(f, best[best.length - 1] as Found) >= 0) {
-			rest.push(f);
-			continue;
-		}
-		rest.push(best.pop() as Found);
-		insertSorted(best, f);
-	}
-	return [...best, ...rest];
-}
-
-function insertSorted(list: Found[], f: Found): void {
-	let lo = 0;
-	let hi = list.length;
-	while (lo < hi) {
-		const mid = (lo + hi) >> 1;
-		if (byRank(list[mid] as Found, f) <= 0) lo = mid + 1;
-		else hi = mid;
-	}
-	list.splice(lo, 0, f);
-}
-
-function toHit(view: QueryView, f: Found, needle: string, index: SearchIndex): SearchHit {
-	const at = f.at >= 0 ? f.at : index.indexOf(f.doc, needle);
-	const range = index.originalRange(f.doc, at, needle.length);
-	const snippet = snippetAround(index.textOf(f.doc), range.start, range.end);
+export function hitOf(view: QueryView, doc: SearchDocument, archive: SessionArchive, needle: string, index: SearchIndex = defaultSearchIndex, at = -1): SearchHit {
+	const first = at >= 0 ? at : index.indexOf(doc, needle);
+	const range = index.originalRange(doc, first, needle.length);
+	const snippet = snippetAround(index.textOf(doc), range.start, range.end);
+	const level = isQa(doc) ? 0 : doc.level;
 	const common = {
-		id: f.doc.id,
-		kind: isQa(f.doc) ? ("qa" as const) : ("summary" as const),
-		level: f.level,
-		sessionId: f.doc.sessionId,
-		sessionTitle: sessionInfo(f.archive).title,
-		startedAt: f.doc.startedAt,
-		endedAt: f.doc.endedAt,
+		id: doc.id,
+		kind: isQa(doc) ? ("qa" as const) : ("summary" as const),
+		level,
+		sessionId: doc.sessionId,
+		sessionTitle: sessionInfo(archive).title,
+		startedAt: doc.startedAt,
+		endedAt: doc.endedAt,
 		snippet: snippet.text,
 		match: snippet.match,
 		ready: true,
 	};
-	if (isQa(f.doc)) return { ...common, completed: f.doc.completed };
-	const covered = coveredQa(view, f.doc);
+	if (isQa(doc)) return { ...common, completed: doc.completed };
+	const covered = coveredQa(view, doc);
 	return {
 		...common,
 		completed: covered.every((qa) => qa.completed),
 		verified: covered.some((qa) => index.indexOf(qa, needle) >= 0),
-		...staleFlag(f.doc),
+		...staleFlag(doc),
 	};
 }

@@ -1,38 +1,16 @@
 /**
- * Where search looks things up. `scanSearchIndex` folds every document once and scans them all;
- * `ngramSearchIndex` (ngramSearchIndex.ts) answers from trigram postings and compact folded bytes,
- * which is what the history service uses. Both give the same hits: the search itself does not
- * change with the index.
+ * How search looks into a document held in memory: its searchable text, folded once and kept per
+ * document object. The service scans the text projection on disk instead (`text/`); this is what
+ * cuts snippets for the hits it shows, and what the plain scan of archives (`searchHistory`) uses.
  */
 import type { SummaryRecord } from "../archive.ts";
-import type { QueryView } from "../queryView.ts";
 import type { QaNode } from "../types.ts";
-import type { TimeWindow } from "./params.ts";
 import { foldText, originalRange, type FoldedText } from "./fold.ts";
 
 /** What search matches: a Q&A original or a summary. */
 export type SearchDocument = QaNode | SummaryRecord;
 
-/** The filters of a search besides its text. */
-export interface SearchFilter {
-	readonly sessionId?: string;
-	readonly window: TimeWindow;
-}
-
-/** An index's answer to a search: the best hits in order, and how many hits there are in all. */
-export interface RankedMatches {
-	readonly top: readonly SearchDocument[];
-	readonly total: number;
-}
-
 export interface SearchIndex {
-	/**
-	 * The search's hits ranked as `searchHistory` ranks them (level, then newest end first, then
-	 * id), without the fork copies it drops (`forkDuplicates.ts`): the first `needed` in order and
-	 * the total; or `undefined` when this index cannot answer and the search scans with `indexOf`.
-	 * An index that answers must answer exactly as the scan does (a test compares them).
-	 */
-	ranked?(view: QueryView, needle: string, filter: SearchFilter, needed: number): RankedMatches | undefined;
 	/** The original text a document is searched in (what snippets are cut from). */
 	textOf(doc: SearchDocument): string;
 	/** Folded offset of the first occurrence of a folded needle in the document, or -1. */

@@ -1,8 +1,13 @@
 import type { QueryView } from "../queryView.ts";
-import { sessionInfo } from "./nodeInfo.ts";
+import { sessionInfo, type SessionInfo } from "./nodeInfo.ts";
 import { pageOf } from "./paging.ts";
-import { intersects, parsePage, parseSessionFilter, parseTimeWindow, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from "./params.ts";
+import { type IdExists, intersects, parsePage, parseSessionFilter, parseTimeWindow, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from "./params.ts";
 import type { SessionListItem, SessionListResult, SessionsParams } from "./types.ts";
+
+/** What the session list needs of one session: its facts (from the archive, or the text projection's header). */
+export interface SessionListFacts extends SessionInfo {
+	readonly parentSessionId?: string;
+}
 
 /**
  * The workspace's sessions, newest first (by last activity, then id): what `search` answers
@@ -11,16 +16,26 @@ import type { SessionListItem, SessionListResult, SessionsParams } from "./types
  * without sessions answers an empty list.
  */
 export function listSessions(view: QueryView, params: SessionsParams = {}): SessionListResult {
-	const sessionId = parseSessionFilter(view, params.sessionId);
+	const facts = function* (): Iterable<[string, SessionListFacts]> {
+		for (const [id, archive] of Object.entries(view.state.sessions)) {
+			const parent = archive.session.parentSessionId;
+			yield [id, { ...sessionInfo(archive), ...(parent !== undefined ? { parentSessionId: parent } : {}) }];
+		}
+	};
+	return listSessionFacts(facts(), (id) => view.state.sessions[id] !== undefined, params);
+}
+
+/** The session list over sessions' facts, however they were obtained (the same answer either way). */
+export function listSessionFacts(sessions: Iterable<[string, SessionListFacts]>, exists: IdExists, params: SessionsParams = {}): SessionListResult {
+	const sessionId = parseSessionFilter(exists, params.sessionId);
 	const window = parseTimeWindow(params.from, params.to);
 	const page = parsePage(params.offset, params.limit, { defaultLimit: SEARCH_DEFAULT_LIMIT, maxLimit: SEARCH_MAX_LIMIT });
 
 	const rows: { item: SessionListItem; lastMs: number }[] = [];
-	for (const [id, archive] of Object.entries(view.state.sessions)) {
+	for (const [id, info] of sessions) {
 		if (sessionId !== undefined && id !== sessionId) continue;
-		const info = sessionInfo(archive);
 		if (!intersects(window, info.firstMs, info.lastMs)) continue;
-		const parent = archive.session.parentSessionId;
+		const parent = info.parentSessionId;
 		rows.push({
 			lastMs: info.lastMs,
 			item: {

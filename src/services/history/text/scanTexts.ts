@@ -1,0 +1,127 @@
+/**
+ * Search as a full-text scan of the text projection: each session's folded text is scanned with
+ * one native `indexOf` per hit, hits are filtered, fork copies dropped, and the page ranked. Pure:
+ * the caller hands in the sessions' projections one at a time (a CLI streams them from disk and
+ * lets each go; Pi keeps them in memory) and later builds the shown hits from their archives.
+ *
+ * The answer is the plain scan's (`searchHistory` over archives): same hits, order and total. A
+ * regression test compares them.
+ */
+import { intersects, type TimeWindow } from "../query/params.ts";
+import { topForPage } from "../query/paging.ts";
+import { compareIds } from "../query/sessions.ts";
+import type { SessionText } from "./sessionText.ts";
+
+/** A hit before paging: what ranking and fork de-duplication need. */
+export interface ScanHit {
+	readonly sessionId: string;
+	readonly id: string;
+	readonly level: number;
+	readonly endMs: number;
+	/** Fork-copy key of a Q&A (`copyKey`); absent for summaries. */
+	readonly copyKey?: string;
+}
+
+export interface ScanFilter {
+	readonly sessionId?: string;
+	readonly window: TimeWindow;
+}
+
+const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.id, b.id);
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Whether a folded needle's byte matches must be checked against the original text. UTF-8 writes a
+ * lone surrogate as U+FFFD, and a needle's lone surrogate can match half of a pair in UTF-16, which
+ * UTF-8 never splits: for such needles the scan finds candidates (a superset), and the caller keeps
+ * those the original text confirms.
+ */
+export function needsTextCheck(needle: string): boolean {
+	LONE_SURROGATE.lastIndex = 0;
+	return needle.includes("\ufffd") || LONE_SURROGATE.test(needle);
+}
+
+/** Collects the hits of one search over sessions handed in one at a time. */
+export class ScanCollector {
+	/** The bytes scanned for: the needle, or with lone surrogates, its longest well-formed piece (none: every document). */
+	private readonly needle: Buffer | undefined;
+	/** The needle has a lone surrogate: only documents holding surrogates (in UTF-16) can match. */
+	private readonly surrogates: boolean;
+	private readonly filtered: boolean;
+	private hits: ScanHit[] = [];
+	/** Each session's parent (from every session seen, filtered out or not): fork chains. */
+	private readonly parents = new Map<string, string>();
+	private readonly sessions = new Set<string>();
+
+	constructor(
+		needle: string,
+		private readonly filter: ScanFilter,
+	) {
+		const pieces = needle.split(LONE_SURROGATE);
+		this.surrogates = pieces.length > 1;
+		const longest = pieces.reduce((a, b) => (b.length > a.length ? b : a), "");
+		this.needle = longest === "" ? undefined : Buffer.from(longest, "utf8");
+		this.filtered = filter.window.fromMs !== undefined || filter.window.toMs !== undefined;
+	}
+
+	/**
+	 * Notes a session (its header is enough) for the fork chains; `wants` says whether its text is
+	 * needed at all (the session filter).
+	 */
+	note(sessionId: string, parentSessionId: string | undefined): boolean {
+		this.sessions.add(sessionId);
+		if (parentSessionId !== undefined) this.parents.set(sessionId, parentSessionId);
+		return this.filter.sessionId === undefined || this.filter.sessionId === sessionId;
+	}
+
+	/** Scans one session's whole projection. */
+	add(text: SessionText): void {
+		if (!this.note(text.sessionId, text.header.session.parentSessionId)) return;
+		const { window } = this.filter;
+		const matched = this.needle ? text.matching(this.needle) : undefined;
+		const docs = this.surrogates ? text.withSurrogates(matched) : (matched ?? []);
+		for (const doc of docs) {
+			const endMs = text.endMs(doc);
+			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
+			const copyKey = text.copyKey(doc);
+			this.hits.push({ sessionId: text.sessionId, id: text.id(doc), level: text.level(doc), endMs, ...(copyKey !== undefined ? { copyKey } : {}) });
+		}
+	}
+
+	/** The hits so far (for a caller that must check candidates against the original text). */
+	get candidates(): readonly ScanHit[] {
+		return this.hits;
+	}
+
+	/** Keeps only the hits `keep` accepts. */
+	retain(keep: (hit: ScanHit) => boolean): void {
+		this.hits = this.hits.filter(keep);
+	}
+
+	/**
+	 * The hits without fork copies, the first `needed` in rank order (level, newest end first, id),
+	 * and how many there are. A Q&A hit is a copy when a session up its fork chain holds a Q&A
+	 * with the same entries and parts that is itself a hit (`forkDuplicates.ts`, the same rule).
+	 */
+	finish(needed: number): { readonly ranked: readonly ScanHit[]; readonly total: number } {
+		const hitKeys = new Map<string, Set<string>>();
+		for (const h of this.hits) {
+			if (h.copyKey === undefined) continue;
+			let keys = hitKeys.get(h.sessionId);
+			if (!keys) hitKeys.set(h.sessionId, (keys = new Set()));
+			keys.add(h.copyKey);
+		}
+		const isCopy = (h: ScanHit): boolean => {
+			if (h.copyKey === undefined) return false;
+			const seen = new Set<string>([h.sessionId]);
+			for (let parent = this.parents.get(h.sessionId); parent !== undefined && !seen.has(parent) && this.sessions.has(parent); parent = this.parents.get(parent)) {
+				seen.add(parent);
+				if (hitKeys.get(parent)?.has(h.copyKey)) return true;
+			}
+			return false;
+		};
+		const kept = this.parents.size === 0 ? this.hits : this.hits.filter((h) => !isCopy(h));
+		return { ranked: topForPage(kept, needed, byRank).slice(0, needed), total: kept.length };
+	}
+}

@@ -1,0 +1,65 @@
+import { mkdirSync, readdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { TextStore } from "../../services/history/ports.ts";
+import { isValidId } from "../../services/history/ids.ts";
+import { PBOT_DIR } from "./archiveFiles.ts";
+import { readRegularFile } from "./regularFile.ts";
+import { isTemporaryFile, writeFileAtomic } from "./writeJsonAtomic.ts";
+
+/** The text projection's folder, relative to the workspace (beside `history/`). */
+export const TEXT_DIR = join(PBOT_DIR, "text");
+const SUFFIX = ".text";
+
+export function textDir(workspace: string): string {
+	return join(resolve(workspace), TEXT_DIR);
+}
+
+/**
+ * The workspace's `.pi/pbot/text/<sessionId>.text` files. Reads are synchronous: a search reads
+ * every file once, and a thread-pool round trip per file cost more than the read (the files are
+ * small and in the page cache). Writes are atomic (temporary file and rename) but not synced: the
+ * projection is derived, and one lost in a power cut is noticed (its header names a revision its
+ * archive no longer has, or it is cut short) and made again from the archive.
+ */
+export function workspaceTextStore(workspace: string): TextStore {
+	const dir = textDir(workspace);
+	let made = false;
+	const file = (sessionId: string) => {
+		if (!isValidId(sessionId)) throw new Error(`invalid session id ${JSON.stringify(sessionId.slice(0, 80))}`);
+		return join(dir, `${sessionId}${SUFFIX}`);
+	};
+	return {
+		list: async () => {
+			let names: string[];
+			try {
+				names = readdirSync(dir);
+			} catch (err) {
+				if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+				throw err;
+			}
+			return names
+				.filter((n) => n.endsWith(SUFFIX) && !isTemporaryFile(n))
+				.map((n) => n.slice(0, -SUFFIX.length))
+				.filter(isValidId);
+		},
+		read: async (sessionId, length) => readRegularFile(file(sessionId), length)?.bytes,
+		write: async (sessionId, bytes) => {
+			const target = file(sessionId);
+			if (!made) {
+				mkdirSync(dir, { recursive: true });
+				made = true;
+			}
+			try {
+				await writeFileAtomic(target, bytes, { sync: false });
+			} catch (err) {
+				if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+				// The folder was removed meanwhile (a person clearing it): made again.
+				mkdirSync(dir, { recursive: true });
+				await writeFileAtomic(target, bytes, { sync: false });
+			}
+		},
+		remove: async (sessionId) => rm(file(sessionId), { force: true }),
+	};
+}
+
