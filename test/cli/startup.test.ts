@@ -1,0 +1,70 @@
+/**
+ * A CLI process loads only what its command needs: commands are defined eagerly (`--help` lists
+ * them all) but their implementations are imported by their actions. Checked on the built bin, by
+ * recording every module the process resolves (a module-resolution hook) and every CommonJS
+ * module it loads.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const exec = promisify(execFile);
+
+/** Registers a resolve hook that reports each resolved URL, and prints them all (with CommonJS's cache) at exit. */
+const RECORDER = `
+import { register, createRequire } from "node:module";
+import { MessageChannel } from "node:worker_threads";
+const { port1, port2 } = new MessageChannel();
+const urls = new Set();
+port1.on("message", (url) => urls.add(url));
+port1.unref();
+register("data:text/javascript," + encodeURIComponent(
+	"let port; export function initialize(data) { port = data.port; }" +
+	"export async function resolve(specifier, context, next) { const r = await next(specifier, context); port.postMessage(r.url); return r; }"
+), { data: { port: port2 }, transferList: [port2] });
+process.on("exit", () => {
+	for (const key of Object.keys(createRequire(process.cwd() + "/startup-recorder.js").cache)) urls.add(key);
+	process.stderr.write("\\n@@loaded " + JSON.stringify([...urls]) + "\\n");
+});
+`;
+
+async function loadedBy(args: readonly string[], env: Record<string, string> = {}): Promise<string[]> {
+	const { stderr } = await exec(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`, "bin/pbot-history.mjs", ...args], {
+		cwd: process.cwd(),
+		env: { ...process.env, ...env },
+	});
+	const line = stderr.split("\n").find((l) => l.startsWith("@@loaded "));
+	if (!line) throw new Error(`no module list in stderr: ${stderr}`);
+	return (JSON.parse(line.slice("@@loaded ".length)) as string[]).map((u) => u.replace(/\\/g, "/"));
+}
+
+const loads = (modules: readonly string[], fragment: string) => modules.some((m) => m.includes(fragment));
+
+describe("pbot-history start-up", () => {
+	let dir: string;
+	beforeAll(async () => {
+		dir = await mkdtemp(join(tmpdir(), "pbot-startup-"));
+	});
+	afterAll(async () => {
+		await rm(dir, { recursive: true, force: true });
+	});
+
+	it("--help loads commander and the command definitions, not the service, its pipeline or any command's implementation", async () => {
+		const modules = await loadedBy(["--help"]);
+		expect(loads(modules, "/node_modules/commander/")).toBe(true);
+		for (const heavy of ["/node_modules/rxjs/", "/node_modules/immer/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/services/history/historyService.js", "/dist/storage/", "/dist/cli/watchCommand.js", "/dist/cli/queryFormat.js"]) {
+			expect(loads(modules, heavy), heavy).toBe(false);
+		}
+	});
+
+	it("a query command loads the service but not watch's chokidar and ndjson, nor Pi's SDK", async () => {
+		const modules = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")]);
+		expect(loads(modules, "/dist/services/history/historyService.js")).toBe(true);
+		for (const heavy of ["/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/cli/watchCommand.js", "/dist/cli/demoCommand.js"]) {
+			expect(loads(modules, heavy), heavy).toBe(false);
+		}
+	});
+});
