@@ -154,6 +154,8 @@ interface SearchTimings {
 	readonly ours: readonly number[];
 	readonly rg: readonly number[];
 	readonly hits: readonly number[];
+	/** Hits per query answered (`total` of the answer; -1 when it could not be read). */
+	readonly totals: ReadonlyMap<string, number>;
 	/** Why pbot's runs failed, when one did. */
 	readonly failed?: string;
 	readonly failures: number;
@@ -179,13 +181,14 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 	const opts = run.timeoutMs ? { timeoutMs: run.timeoutMs } : {};
 	const warm = run.pbot(args("warm-up-the-cache"), opts);
 	if (run.rg) run.rgRun("warm-up-the-cache", dir);
-	if (warm.code !== 0) return { queries, ours: [], rg: [], hits: [], failed: failure(warm), failures: 1, slowest: [] };
+	if (warm.code !== 0) return { queries, ours: [], rg: [], hits: [], totals: new Map(), failed: failure(warm), failures: 1, slowest: [] };
 	const list = run.slowMs !== undefined && warm.ms > run.slowMs ? queries.slice(0, 3) : queries;
 	if (list.length < queries.length) run.log(`  the warm-up search took ${(warm.ms / 1000).toFixed(1)} s: timing ${list.length} queries`);
 	const ours: number[] = [];
 	const rg: number[] = [];
 	const hits: number[] = [];
 	const timed: { query: string; ms: number; hits: number }[] = [];
+	const totals = new Map<string, number>();
 	let failed: string | undefined;
 	let failures = 0;
 	for (const q of list) {
@@ -194,13 +197,14 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 			ours.push(r.ms);
 			hits.push(hitTotal(r.stdout));
 			timed.push({ query: q, ms: r.ms, hits: hitTotal(r.stdout) });
+			totals.set(q, hitTotal(r.stdout));
 		} else {
 			failures++;
 			failed ??= failure(r);
 		}
 		if (run.rg) rg.push(run.rgRun(q, dir).ms);
 	}
-	return { queries: list, ours, rg, hits, failures, ...(failed ? { failed } : {}), slowest: timed.sort((a, b) => b.ms - a.ms).slice(0, 3) };
+	return { queries: list, ours, rg, hits, totals, failures, ...(failed ? { failed } : {}), slowest: timed.sort((a, b) => b.ms - a.ms).slice(0, 3) };
 }
 
 /** A row of pbot's median against rg's (ratio: pbot / rg, lower is faster). */
@@ -396,6 +400,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const QUERIES = tiny ? 6 : 24;
 	/** The query mix of the whole-process rows (and of Pi's), from the archived texts. */
 	const mix = () => buildQueries(cliCorpus().texts, QUERIES);
+	/** Hits per query of the CLI's search (the query step), to check Pi's answers against. */
+	let cliTotals: ReadonlyMap<string, number> | undefined;
 	const na = (why: string): Pick<BenchRow, "ours" | "ratio" | "met"> => ({ ours: `n/a (${why})`, ratio: "n/a", met: "—" });
 	notes.push(
 		`Whole processes: \`node ${runtime === "dist" ? "bin/pbot-history.mjs" : "--import tsx bench/cli.ts"} <command> … --agent-dir <empty folder>\` spawned by the runner, stdout to a pipe; wall time from spawn to exit (Node's start and the CLI's modules included). Peak RSS in separate runs, through a preload that writes \`process.resourceUsage().maxRSS\` at exit.`,
@@ -470,6 +476,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		if (ready !== true) rows.push({ measure: label, baseline: rg.ok ? "rg -i -F" : "rg absent", target: "≤ 1.0× (pbot / rg)", ...na(ready) });
 		else {
 			const timed = searchVsRg(queries, cliWs, sessionsDir, { pbot, rgRun, rg: rg.ok, log });
+			cliTotals = timed.totals;
 			rows.push(searchRow(label, timed, rg.ok, "≤ 1.0× (pbot / rg)"));
 			if (timed.ours.length > 0) {
 				context.push({ measure: `the same, p95 over the ${queries.length} queries`, baseline: rg.ok ? `rg -i -F ${ms(percentile(timed.rg, 95))}` : "", ours: ms(percentile(timed.ours, 95)), ratio: rg.ok ? times(percentile(timed.ours, 95) / percentile(timed.rg, 95)) : "", target: "", met: "—" });
@@ -498,8 +505,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				continue;
 			}
 			context.push({ measure: `\`pbot-history ingest\` of the ${count(nodes)}-node corpus (a process; cold unless an earlier run left its archives): time / peak RSS`, baseline: "", ours: `${ms(ingest.ms)} / ${ingest.peakRss ? mb(ingest.peakRss) : "n/a"}`, ratio: "", target: "", met: "—" });
-			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, tiny ? 4 : 12, "queries-nodes");
-			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: 60_000, timeoutMs: 600_000 });
+			// Context only: fewer queries below the large preset, and 3 when one search takes long.
+			const large = preset.name === "large";
+			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, large ? 12 : tiny ? 4 : 6, "queries-nodes");
+			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: large ? 60_000 : 3_000, timeoutMs: 600_000 });
 			const row = searchRow(measure, timed, rg.ok, "");
 			context.push({ ...row, met: "—" });
 			if (timed.ours.length > 0) notes.push(searchNote(`Search ${count(nodes)} nodes`, timed));
@@ -591,6 +600,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			context.push({ measure: `inside Pi: \`read\` through the tool, p50 / p95 of ${reads.length}`, baseline: "", ours: `${ms(median(reads))} / ${ms(percentile(reads, 95))}`, ratio: "", target: "", met: "—" });
 			context.push({ measure: "inside Pi: peak RSS, with / without pbot", baseline: "", ours: `${mb(median(withExt.map((x) => x.peakRss)))} / ${mb(median(without.map((x) => x.peakRss)))}`, ratio: "", target: "", met: "—" });
 		}
+		if (withExt.length > 0) {
+			const piHits = withExt[0]?.hits ?? [];
+			const same = cliTotals ? queries.every((q, i) => cliTotals?.get(q) === undefined || cliTotals.get(q) === piHits[i]) : undefined;
+			const found = piHits.filter((n) => n > 0).length;
+			notes.push(`Inside Pi: ${found} of ${piHits.length} queries found something${same === undefined ? "" : same ? ", the same totals as the CLI's search" : `; TOTALS DIFFER from the CLI's search (Pi ${piHits.join(",")} vs CLI ${queries.map((q) => cliTotals?.get(q) ?? "?").join(",")})`}.`);
+		}
 		if (errors.length > 0) notes.push(`Inside Pi, problems: ${[...new Set(errors)].slice(0, 3).join("; ")}.`);
 		notes.push(`Inside Pi: Pi's SDK (\`createAgentSession\`, \`DefaultResourceLoader\`, the faux provider) with \`createPbotHistory()\` in a process of its own; the workspace's sessions are the history's files with their header's \`cwd\` set to that workspace (in the session folder Pi is given), archives made before by \`pbot-history ingest\`. The \`pbot_history\` tool's \`execute\` is called directly with the query mix; RSS is \`process.memoryUsage().rss\` after the searches (without pbot: after the same start).`);
 	}
@@ -666,7 +681,7 @@ function formatTable(rows: readonly BenchRow[], context: readonly BenchRow[]): s
 	const all = [...rows, ...context];
 	const header: BenchRow = { measure: "measure", baseline: "baseline", ours: "pbot", ratio: "ratio", target: "target", met: "met" };
 	const cols: (keyof BenchRow)[] = ["measure", "baseline", "ours", "ratio", "target", "met"];
-	const width = (k: keyof BenchRow) => Math.min(k === "measure" ? 90 : 40, Math.max(...[header, ...all].map((r) => r[k].length)));
+	const width = (k: keyof BenchRow) => Math.min(k === "measure" ? 90 : k === "ours" ? 64 : 40, Math.max(...[header, ...all].map((r) => r[k].length)));
 	const line = (r: BenchRow) => cols.map((k) => r[k].slice(0, width(k)).padEnd(width(k))).join(" │ ");
 	const rule = cols.map((k) => "─".repeat(width(k))).join("─┼─");
 	return [line(header), rule, ...rows.map(line), rule, ...context.map(line)].join("\n");
