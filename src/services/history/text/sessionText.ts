@@ -167,11 +167,21 @@ function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
 
 /**
  * What makes two Q&A the same copy (see `forkDuplicates.ts`): the same entry ids and the same
- * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over them.
+ * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over them, each
+ * field length-prefixed (no separator can be forged by the text).
  */
 export function copyKey(qa: QaNode): Buffer {
-	const parts = qa.parts.map((p) => [p.kind, p.entryId, p.text, p.kind === "reply" ? p.stopReason : null]);
-	return createHash("sha256").update(JSON.stringify([qa.entryIds, parts])).digest().subarray(0, 8);
+	const hash = createHash("sha256");
+	const field = (value: string) => hash.update(`${value.length}:`).update(value);
+	field(String(qa.entryIds.length));
+	for (const id of qa.entryIds) field(id);
+	for (const p of qa.parts) {
+		field(p.kind);
+		field(p.entryId);
+		field(p.kind === "reply" ? p.stopReason : "");
+		field(p.text);
+	}
+	return hash.digest().subarray(0, 8);
 }
 
 /** Why a projection file cannot be used (it is then rebuilt from its archive). */
@@ -222,10 +232,11 @@ export class SessionText {
 	}
 
 	/**
-	 * Reads a projection file (whole, or its head: at least the header line). Throws
-	 * `SessionTextError` when it is not one, of another version, for another session, or cut short.
+	 * Reads a projection file: `whole`, or its `head` (header, table and ids), or only its
+	 * `header` line (to learn how long the head is). Throws `SessionTextError` when it is not one,
+	 * of another version, for another session, or shorter than asked.
 	 */
-	static parse(bytes: Buffer, expectedSessionId: string, whole: boolean): SessionText {
+	static parse(bytes: Buffer, expectedSessionId: string, part: "whole" | "head" | "header"): SessionText {
 		const newline = bytes.indexOf(0x0a);
 		if (newline < 0) throw new SessionTextError(bytes.length === 0 ? "empty" : "no header line");
 		let header: SessionTextHeader;
@@ -242,7 +253,8 @@ export class SessionText {
 		}
 		if (typeof header.revision !== "string" || typeof header.session !== "object" || header.session === null) throw new SessionTextError("bad header");
 		const text = new SessionText(bytes, header, newline + 1);
-		if (whole ? bytes.length !== text.end : bytes.length < text.textAt) throw new SessionTextError(`cut short (${bytes.length} of ${text.end} bytes)`);
+		const short = part === "whole" ? bytes.length !== text.end : part === "head" ? bytes.length < text.textAt : false;
+		if (short) throw new SessionTextError(`cut short (${bytes.length} of ${text.end} bytes)`);
 		return text;
 	}
 

@@ -3,7 +3,7 @@ import type { ArchiveStore, TextStore } from "../ports.ts";
 import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
-const HEAD_READ = 64 * 1024;
+const HEAD_READ = 8 * 1024;
 
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
@@ -96,12 +96,12 @@ export class TextProjection {
 			// The archive is written; only its search text is not. The next catch-up makes it again.
 			this.options.warn(`search text of session ${body.sessionId}: ${(err as Error).message}`);
 		}
-		if (this.options.keepText || this.entries.has(body.sessionId)) this.hold(SessionText.parse(bytes, body.sessionId, true));
+		if (this.options.keepText || this.entries.has(body.sessionId)) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
 	}
 
 	private hold(text: SessionText): void {
 		// Without `keepText`, only the head is kept (a copy: the whole file's bytes can go).
-		this.entries.set(text.sessionId, this.options.keepText ? text : SessionText.parse(Buffer.from(text.bytes.subarray(0, text.headBytes())), text.sessionId, false));
+		this.entries.set(text.sessionId, this.options.keepText || !text.hasText ? text : SessionText.parse(Buffer.from(text.bytes.subarray(0, text.headBytes())), text.sessionId, "head"));
 	}
 
 	private async catchUpNow(visit: ((text: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
@@ -151,12 +151,12 @@ export class TextProjection {
 		}
 		if (bytes === undefined) return undefined;
 		try {
-			if (whole) return SessionText.parse(bytes, id, true);
-			const head = SessionText.parse(bytes, id, false);
-			if (bytes.length === head.end) return SessionText.parse(bytes, id, true);
-			if (bytes.length >= head.headBytes()) return head;
-			const more = await this.options.texts.read(id, head.headBytes());
-			return more ? SessionText.parse(more, id, false) : undefined;
+			if (whole) return SessionText.parse(bytes, id, "whole");
+			const header = SessionText.parse(bytes, id, "header");
+			if (bytes.length === header.end) return header;
+			if (bytes.length >= header.headBytes()) return SessionText.parse(bytes, id, "head");
+			const more = await this.options.texts.read(id, header.headBytes());
+			return more ? SessionText.parse(more, id, "head") : undefined;
 		} catch (err) {
 			if (err instanceof SessionTextError) return err;
 			throw err;
@@ -184,7 +184,7 @@ export class TextProjection {
 		} catch (err) {
 			this.options.warn(`search text of session ${id}: ${(err as Error).message}`);
 		}
-		return SessionText.parse(bytes, id, true);
+		return SessionText.parse(bytes, id, "whole");
 	}
 
 	/** Projection files whose archive is gone: derived from nothing, removed. */

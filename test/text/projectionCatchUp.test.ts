@@ -1,0 +1,149 @@
+/**
+ * The text projection is derived: whatever happens to it, a query answers as the archives say.
+ * It catches up after another process wrote archives, after it was deleted or cut short, after the
+ * workspace was copied; and a query made while it is being rebuilt is complete.
+ */
+import { execFileSync } from "node:child_process";
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import type { SessionArchive } from "../../src/services/history/archive.ts";
+import type { HistoryService } from "../../src/services/history/historyService.ts";
+import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
+import { historyDir, textDir, writeArchive } from "../../src/storage/history-files/index.ts";
+import { jsonl, reply, user } from "../helpers/entries.ts";
+import { fixtureIndex, fixtureWorkspace } from "../query/helpers.ts";
+
+const cleanups: string[] = [];
+afterAll(async () => {
+	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+});
+
+const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
+const PROBES: SearchParams[] = [{ query: "the", limit: 50 }, { query: "version" }, { query: "README", limit: 5, offset: 2 }, { query: "é" }, {}];
+
+async function setup(options: { keepText?: boolean } = {}) {
+	const ws = await fixtureWorkspace(KEYS);
+	cleanups.push(ws.workspace);
+	const open = (keepText = options.keepText ?? false) => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false, keepText });
+	await open().ingest();
+	return { ...ws, open };
+}
+
+/** What the archives on disk say, by a plain scan of them all. */
+async function expected(open: () => HistoryService, params: SearchParams): Promise<unknown> {
+	const reference = open();
+	await reference.load();
+	return searchHistory(reference.getView(), params);
+}
+
+/** The projection files of a workspace, by name. */
+async function texts(workspace: string): Promise<Map<string, string>> {
+	const dir = textDir(workspace);
+	return new Map(await Promise.all((await readdir(dir)).map(async (n) => [n, await readFile(join(dir, n), "latin1")] as [string, string])));
+}
+
+async function expectAnswersFromArchives(service: HistoryService, open: () => HistoryService): Promise<void> {
+	for (const params of PROBES) expect(await service.search(params), JSON.stringify(params)).toEqual(await expected(open, params));
+}
+
+describe("the text projection catches up", () => {
+	it("is written beside the archives, one file per archive, and is not what a query needs to load", async () => {
+		const { workspace, open } = await setup();
+		const archives = (await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5));
+		const texts = (await readdir(textDir(workspace))).map((n) => n.replace(/\.text$/, ""));
+		expect(texts.sort()).toEqual(archives.sort());
+		const service = open();
+		await expectAnswersFromArchives(service, open);
+		expect(service.takeWarnings()).toEqual([]);
+	});
+
+	it("is rebuilt from the archives, with a warning, after it was deleted", async () => {
+		const { workspace, open } = await setup();
+		await rm(textDir(workspace), { recursive: true });
+		const service = open();
+		expect(await service.search({ query: "the" })).toEqual(await expected(open, { query: "the" }));
+		expect(service.takeWarnings().join("\n")).toMatch(/search text rebuilt from the archives \(\d+ missing\)/);
+		await expectAnswersFromArchives(service, open);
+		expect((await readdir(textDir(workspace))).length).toBe((await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length);
+	});
+
+	it("is rebuilt, with a warning, when a file is cut short or is not a projection", async () => {
+		const { workspace, open } = await setup();
+		const [first, second] = (await readdir(textDir(workspace))).sort();
+		await truncate(join(textDir(workspace), first as string), 100);
+		await writeFile(join(textDir(workspace), second as string), "not a projection\n");
+		const service = open();
+		expect(await service.sessions({ limit: 50 })).toEqual(await expected(open, { limit: 50 }));
+		expect(service.takeWarnings().join("\n")).toMatch(/\(2 damaged\)/);
+		await expectAnswersFromArchives(service, open);
+		// Made whole again on disk: the next process reads it as it is.
+		const again = open();
+		await expectAnswersFromArchives(again, open);
+		expect(again.takeWarnings()).toEqual([]);
+	});
+
+	it("follows archives another process wrote, in a process that keeps the text in memory (Pi)", async () => {
+		const { workspace, sessions, open } = await setup({ keepText: true });
+		const pi = open();
+		expect((await pi.search({ query: "flamingo-from-elsewhere" })).total).toBe(0);
+
+		// Another process ingests a grown session file: archive and projection both written there.
+		const name = (await readdir(sessions)).find((n) => n.endsWith(".jsonl") && n.includes("_")) as string;
+		const lastId = (JSON.parse((await readFile(join(sessions, name), "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+		await appendFile(join(sessions, name), jsonl([user("zz-u1", lastId, "What about the flamingo-from-elsewhere?"), reply("zz-a1", "zz-u1", "It stays.")]));
+		await open().refresh();
+		expect((await pi.search({ query: "flamingo-from-elsewhere" })).total).toBe(1);
+
+		// A writer that updates only the archive (an older pbot, a crash before the projection): caught up all the same.
+		const id = (await readdir(historyDir(workspace))).find((n) => n.endsWith(".json"))?.slice(0, -5) as string;
+		const archive = JSON.parse(await readFile(join(historyDir(workspace), `${id}.json`), "utf8")) as SessionArchive;
+		const renamed: SessionArchive = { ...archive, session: { ...archive.session, name: "Renamed by the pelican process" } };
+		await writeArchive(workspace, renamed);
+		expect((await pi.sessions({ limit: 50 })).sessions.find((s) => s.sessionId === id)?.title).toBe("Renamed by the pelican process");
+		expect((await pi.search({ query: "pelican process" })).total).toBe(0); // a title is not searched text
+		await expectAnswersFromArchives(pi, open);
+	});
+
+	it("answers the same in a copied workspace, rebuilding only when the copy changed the archives' revisions", async () => {
+		const { workspace, open } = await setup();
+		const root = await mkdtemp(join(tmpdir(), "pbot-copies-"));
+		cleanups.push(root);
+		const original = open();
+		const answers = await Promise.all(PROBES.map((p) => original.search(p)));
+		for (const [dir, preserve] of [
+			[join(root, "copy-plain"), false],
+			[join(root, "copy-preserving"), true],
+		] as const) {
+			// `cp -a` keeps modification times to the nanosecond (Node's `fs.cp` rounds them).
+			if (preserve) {
+				await mkdir(dir, { recursive: true });
+				execFileSync("cp", ["-a", join(workspace, ".pi"), join(dir, ".pi")]);
+			} else await cp(join(workspace, ".pi"), join(dir, ".pi"), { recursive: true });
+			const before = await texts(dir);
+			const copy = openWorkspaceHistory({ workspace: dir, sessionDirs: [join(dir, "no-sessions-here")], agentDir: join(root, "agent"), migrate: false });
+			for (const [i, p] of PROBES.entries()) {
+				expect(await copy.search(p)).toEqual(answers[i]);
+				// Behind (the copy gave the archives new times) is caught up silently; nothing was missing or damaged.
+				expect(copy.takeWarnings()).toEqual([]);
+			}
+			const after = await texts(dir);
+			if (preserve) expect(after).toEqual(before);
+			else for (const [name, text] of after) expect(text, name).not.toEqual(before.get(name));
+		}
+	});
+
+	it("gives a query made while it is being rebuilt the whole answer", async () => {
+		const { workspace, open } = await setup();
+		await rm(textDir(workspace), { recursive: true });
+		const service = open();
+		const results = await Promise.all([service.search(PROBES[0] as SearchParams), service.sessions({ limit: 50 }), service.search(PROBES[0] as SearchParams), open().search(PROBES[0] as SearchParams)]);
+		const want = await expected(open, PROBES[0] as SearchParams);
+		expect(results[0]).toEqual(want);
+		expect(results[2]).toEqual(want);
+		expect(results[3]).toEqual(want);
+		expect(results[1]).toEqual(await expected(open, { limit: 50 }));
+	});
+});
