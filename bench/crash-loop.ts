@@ -1,8 +1,10 @@
 /**
  * The long crash loop (issue 6): a pbot process ingesting growing session files, then one
  * summarizing with pi-ai's faux model through the summary worker, each killed with SIGKILL at
- * random moments hundreds of times and restarted. After every kill every archive must parse and
- * nothing archived before may be missing; at the end a run to completion must equal a clean run.
+ * random moments hundreds of times and restarted. After every kill every archive must parse,
+ * nothing archived before may be missing, and every text projection file must be whole; at the
+ * end a run to completion must equal a clean run, and after one query every projection must be
+ * exactly its archive's.
  *
  *   npx tsx bench/crash-loop.ts [--kills 300] [--mode ingest|summarize|both] [--seed N]
  *
@@ -28,9 +30,10 @@ for (const m of modes) {
 	console.log(
 		`${m}: ${r.kills} kills (${r.killsInsideWrites} left a temporary or lock file, i.e. died inside a write; ${r.finishedFirst} children finished before their kill), ` +
 			`${r.archivesChecked} archives checked, ${r.unreadable} unreadable, ${r.nodesLost} nodes lost, ${r.summariesLost} summaries lost, ` +
-			`final run ${r.finalMatchesClean ? "equals" : "DIFFERS FROM"} a clean run (${r.finalCount} ${m === "ingest" ? "Q&A" : "summaries ready"}), ${seconds} s`,
+			`final run ${r.finalMatchesClean ? "equals" : "DIFFERS FROM"} a clean run (${r.finalCount} ${m === "ingest" ? "Q&A" : "summaries ready"}); ` +
+			`${r.projectionsChecked} text projections checked, ${r.projectionsTorn} torn, final projections ${r.projectionMatches ? "match" : "DO NOT MATCH"} their archives, ${seconds} s`,
 	);
 	for (const p of r.problems.slice(0, 20)) console.log(`  problem: ${p}`);
-	failed ||= r.problems.length > 0 || r.unreadable > 0 || r.nodesLost > 0 || r.summariesLost > 0 || !r.finalMatchesClean;
+	failed ||= r.problems.length > 0 || r.unreadable > 0 || r.nodesLost > 0 || r.summariesLost > 0 || !r.finalMatchesClean || r.projectionsTorn > 0 || !r.projectionMatches;
 }
 process.exitCode = failed ? 1 : 0;

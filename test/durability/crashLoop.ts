@@ -5,6 +5,7 @@
  * completion must give exactly the archives a clean run gives. The CI test runs a few kills, the
  * bench script (`bench/crash-loop.ts`) hundreds.
  */
+import { statSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,8 @@ import { deepEqual } from "../../src/services/history/deepEqual.ts";
 import { HistoryService } from "../../src/services/history/historyService.ts";
 import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
-import { historyDir, memoryArchiveStore, parseArchive, workspaceArchiveStore } from "../../src/storage/history-files/index.ts";
+import { finishSessionText, projectSessionText, SessionText } from "../../src/services/history/text/sessionText.ts";
+import { historyDir, memoryArchiveStore, parseArchive, revisionOf, textDir, workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { fauxSummaryModel, PINNED_NOW } from "./children/shared.ts";
 import { exited, lineFrom, spawnChild } from "./children/spawn.ts";
@@ -48,6 +50,11 @@ export interface CrashLoopResult {
 	readonly summariesLost: number;
 	/** The archives after a final run to completion equal those of a clean run (must be true). */
 	readonly finalMatchesClean: boolean;
+	/** Text projection files read after kills, and how many were torn or unreadable (must be 0). */
+	readonly projectionsChecked: number;
+	readonly projectionsTorn: number;
+	/** After the final run and one query, every projection is its archive's, at its revision (must be true). */
+	readonly projectionMatches: boolean;
 	/** Summaries ready at the end (summarize) or Q&A archived (ingest): the amount of work done. */
 	readonly finalCount: number;
 	readonly problems: readonly string[];
@@ -95,6 +102,27 @@ async function readArchives(workspace: string): Promise<{ archives: Map<string, 
 		}
 	}
 	return { archives, unreadable, leftovers: names.filter((n) => !n.endsWith(".json")) };
+}
+
+/** Every text projection file, read whole: a torn one (not whole, not parseable) is a problem. */
+async function readTexts(workspace: string): Promise<{ checked: number; torn: string[]; leftovers: string[] }> {
+	const dir = textDir(workspace);
+	let names: string[] = [];
+	try {
+		names = await readdir(dir);
+	} catch {
+		return { checked: 0, torn: [], leftovers: [] };
+	}
+	const torn: string[] = [];
+	const files = names.filter((n) => n.endsWith(".text") && !n.startsWith("."));
+	for (const name of files) {
+		try {
+			SessionText.parse(await readFile(join(dir, name)), name.slice(0, -".text".length), "whole");
+		} catch (err) {
+			torn.push(`projection ${name}: ${(err as Error).message}`);
+		}
+	}
+	return { checked: files.length, torn, leftovers: names.filter((n) => !n.endsWith(".text")) };
 }
 
 /** The archive a clean ingest of one native file gives (for telling a superseded open Q&A from a lost one). */
@@ -165,6 +193,8 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	let finishedFirst = 0;
 	let archivesChecked = 0;
 	let unreadable = 0;
+	let projectionsChecked = 0;
+	let projectionsTorn = 0;
 	let nodesLost = 0;
 	let summariesLost = 0;
 	let before = (await readArchives(workspace)).archives;
@@ -213,7 +243,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 		if (!finished && signal !== "SIGKILL" && code !== 0) problems.push(`child failed: ${child.stderrText().slice(0, 500)}`);
 
 		const after = await readArchives(workspace);
-		const leftovers = after.leftovers.filter((n) => n.endsWith(".tmp") || n.endsWith(".lock"));
+		const texts = await readTexts(workspace);
+		projectionsChecked += texts.checked;
+		projectionsTorn += texts.torn.length;
+		problems.push(...texts.torn.map((t) => `round ${round}: ${t}`));
+		const leftovers = [...after.leftovers, ...texts.leftovers].filter((n) => n.endsWith(".tmp") || n.endsWith(".lock"));
 		if (!finished && leftovers.some((n) => !leftoversBefore.has(n))) killsInsideWrites++;
 		leftoversBefore = new Set(leftovers);
 		archivesChecked += after.archives.size + after.unreadable.length;
@@ -247,12 +281,40 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 			problems.push(`final archive ${id} differs from a clean run`);
 		}
 	}
+	// One query catches the projection up (a kill may have come between an archive write and its
+	// projection's); then every projection must be exactly its archive's, at its revision.
+	await new HistoryService({ store: workspaceArchiveStore(workspace), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [natives] }) }).sessions();
+	let projectionMatches = true;
+	for (const [id, archive] of final.archives) {
+		const stat = statSync(join(historyDir(workspace), `${id}.json`), { bigint: true });
+		const want = finishSessionText(projectSessionText(archive), revisionOf(stat));
+		const have = await readFile(join(textDir(workspace), `${id}.text`)).catch(() => undefined);
+		if (!have || !want.equals(have)) {
+			projectionMatches = false;
+			problems.push(`final projection of ${id} does not match its archive`);
+		}
+	}
 	const finalCount =
 		options.mode === "summarize"
 			? [...final.archives.values()].reduce((n, a) => n + Object.values(a.summaries).filter((s) => s.status === "ready").length, 0)
 			: [...final.archives.values()].reduce((n, a) => n + Object.keys(a.nodes).length, 0);
 	await rm(root, { recursive: true, force: true, maxRetries: 3 });
-	return { mode: options.mode, kills, killsInsideWrites, finishedFirst, archivesChecked, unreadable, nodesLost, summariesLost, finalMatchesClean, finalCount, problems };
+	return {
+		mode: options.mode,
+		kills,
+		killsInsideWrites,
+		finishedFirst,
+		archivesChecked,
+		unreadable,
+		nodesLost,
+		summariesLost,
+		finalMatchesClean,
+		projectionsChecked,
+		projectionsTorn,
+		projectionMatches,
+		finalCount,
+		problems,
+	};
 }
 
 /**

@@ -21,6 +21,9 @@ describe("SIGKILL at random moments", () => {
 			expect(result.summariesLost).toBe(0);
 			expect(result.archivesChecked).toBeGreaterThan(kills);
 			expect(result.finalMatchesClean).toBe(true);
+			expect(result.projectionsChecked).toBeGreaterThan(0);
+			expect(result.projectionsTorn).toBe(0);
+			expect(result.projectionMatches).toBe(true);
 			expect(result.finalCount).toBeGreaterThan(0);
 		},
 		90_000,

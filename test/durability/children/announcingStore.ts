@@ -8,9 +8,9 @@ import type { ArchiveStore } from "../../../src/services/history/ports.ts";
 export function announcingStore(store: ArchiveStore): ArchiveStore {
 	return {
 		...store,
-		write: async (archive) => {
+		write: async (archive, options) => {
 			process.stdout.write("write\n");
-			await store.write(archive);
+			return store.write(archive, options);
 		},
 	};
 }

@@ -6,11 +6,11 @@
  */
 import { fileDiscovery } from "../../../src/integrations/pi/history/discovery.ts";
 import { HistoryService } from "../../../src/services/history/historyService.ts";
-import { workspaceArchiveStore } from "../../../src/storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceTextStore } from "../../../src/storage/history-files/index.ts";
 import { announcingStore } from "./announcingStore.ts";
 
 const [workspace, sessions] = process.argv.slice(2) as [string, string];
-const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
+const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
 await service.load();
 process.stdout.write("ready\n");
 await service.ingest();

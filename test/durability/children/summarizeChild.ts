@@ -17,7 +17,7 @@ import type { HistoryEvent } from "../../../src/services/history/events.ts";
 import { HistoryService } from "../../../src/services/history/historyService.ts";
 import type { SessionDiscovery } from "../../../src/services/history/ports.ts";
 import { runSummaryPass } from "../../../src/services/history/summaries/summaryWorker.ts";
-import { workspaceArchiveStore } from "../../../src/storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceTextStore } from "../../../src/storage/history-files/index.ts";
 import { announcingStore } from "./announcingStore.ts";
 import { fauxSummaryModel, PINNED_NOW } from "./shared.ts";
 
@@ -25,7 +25,7 @@ const [mode, workspace, sessions, name = "child", stopFile = ""] = process.argv.
 
 const nothing: SessionDiscovery = { discover: async () => ({ sources: [], warnings: [] }) };
 const discovery = sessions ? fileDiscovery({ workspace, sessionDirs: [sessions] }) : nothing;
-const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), discovery });
+const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), text: workspaceTextStore(workspace), discovery });
 
 async function summarize(tag: string, now: () => Date, onStored?: (e: HistoryEvent) => void) {
 	const target = {
