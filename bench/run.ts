@@ -457,7 +457,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			}
 		})();
 		against(`\`pbot-history sessions --json\` as a whole process (median of ${n}${sessionCount !== undefined ? `; ${sessionCount} sessions` : ""})`, sessions);
-		against(`\`pbot-history read <id> --json\` as a whole process (median of ${reads.length} ids: Q&A and summaries from search hits, sessions)`, reads);
+		against(`\`pbot-history read <id> --json\` as a whole process (median of ${reads.length} ids: hits of \`search error\` and \`search config\`, and sessions)`, reads);
 		if (ready === true) {
 			const rss = pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true });
 			context.push({ measure: "`pbot-history sessions --json`: peak RSS of the process", baseline: "", ours: rss.peakRss ? mb(rss.peakRss) : "n/a", ratio: "", target: "", met: "—" });
