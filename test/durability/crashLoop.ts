@@ -286,7 +286,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	await new HistoryService({ store: workspaceArchiveStore(workspace), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [natives] }) }).sessions();
 	let projectionMatches = true;
 	for (const [id, archive] of final.archives) {
-		const stat = statSync(join(historyDir(workspace), `${id}.json`), { bigint: true });
+		const stat = statSync(join(historyDir(workspace), `${id}.json`));
 		const want = finishSessionText(projectSessionText(archive), revisionOf(stat));
 		const have = await readFile(join(textDir(workspace), `${id}.text`)).catch(() => undefined);
 		if (!have || !want.equals(have)) {

@@ -68,13 +68,17 @@ describe("an ingest that holds only what it needs", () => {
 		expect(() => service.archiveState()).toThrow(/load\(\) the archives first/);
 		expect(await store.all()).toEqual(await loadedReference(sessions, workspace));
 
-		// A query scans the text projection and reads only the archives of the hits it shows.
+		// A query scans the text projection: it shows hits without reading any archive.
 		const hits = await service.search({ query: "the", limit: 2 });
 		expect(hits.total).toBeGreaterThan(2);
 		expect(service.isLoaded).toBe(false);
 		expect(service.sessionsInMemory).toBe(0);
-		const shown = new Set(hits.kind === "hits" ? hits.groups.flatMap((g) => g.hits.map((h) => h.sessionId)) : []);
-		expect(new Set(store.reads)).toEqual(shown);
+		expect(store.reads).toEqual([]);
+		// `read` reads the one archive of its node.
+		const id = hits.kind === "hits" ? (hits.groups[0]?.hits[0]?.id as string) : "";
+		const sessionId = hits.kind === "hits" ? (hits.groups[0]?.hits[0]?.sessionId as string) : "";
+		expect((await service.read({ id })).id).toBe(id);
+		expect(store.reads).toEqual([sessionId]);
 	});
 
 	it("reads only the archive of the file that changed, and updates it as a loaded service would", async () => {

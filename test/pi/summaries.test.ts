@@ -107,7 +107,8 @@ describe("summaries inside Pi", () => {
 			await h.runtime.settled();
 			const all = await summaries(h.workspace);
 			const disk = await archives(h.workspace);
-			const memory = Object.values(h.runtime.serviceFor({ cwd: h.workspace, sessionId: "x", agentDir: h.agentDir }).archiveState().sessions);
+			// What the summary pass held: the archives with summaries due (not the whole history).
+			const memory = Object.values(h.runtime.serviceFor({ cwd: h.workspace, sessionId: "x", agentDir: h.agentDir }).heldState().sessions);
 			expect({
 				trigger,
 				statuses: all.map((s) => s.status),

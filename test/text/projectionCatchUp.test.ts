@@ -24,10 +24,10 @@ afterAll(async () => {
 const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
 const PROBES: SearchParams[] = [{ query: "the", limit: 50 }, { query: "version" }, { query: "README", limit: 5, offset: 2 }, { query: "é" }, {}];
 
-async function setup(options: { keepText?: boolean } = {}) {
+async function setup() {
 	const ws = await fixtureWorkspace(KEYS);
 	cleanups.push(ws.workspace);
-	const open = (keepText = options.keepText ?? false) => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false, keepText });
+	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
 	await open().ingest();
 	return { ...ws, open };
 }
@@ -85,8 +85,8 @@ describe("the text projection catches up", () => {
 		expect(again.takeWarnings()).toEqual([]);
 	});
 
-	it("follows archives another process wrote, in a process that keeps the text in memory (Pi)", async () => {
-		const { workspace, sessions, open } = await setup({ keepText: true });
+	it("follows archives another process wrote, in a long-lived process that holds the sessions' heads (Pi)", async () => {
+		const { workspace, sessions, open } = await setup();
 		const pi = open();
 		expect((await pi.search({ query: "flamingo-from-elsewhere" })).total).toBe(0);
 

@@ -4,22 +4,22 @@ import { isValidId } from "./ids.ts";
 import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState, TextStore } from "./ports.ts";
 import { buildQueryView, type QueryView } from "./queryView.ts";
 import {
-	defaultSearchIndex,
+	foldText,
 	groupHits,
-	hitOf,
 	listSessionFacts,
 	pageInfo,
 	parseNodeIdSyntax,
 	parseSearch,
 	readNode,
-	type SearchDocument,
+	type SearchHit,
 	type SessionListFacts,
 	unknownNode,
 } from "./query/index.ts";
 import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
 import { memoryTextStore } from "./text/memoryTextStore.ts";
-import { needsTextCheck, ScanCollector } from "./text/scanTexts.ts";
-import { projectSessionText } from "./text/sessionText.ts";
+import { needsTextCheck, ScanCollector, type ScanHit } from "./text/scanTexts.ts";
+import { parseDocMeta, projectSessionText, type SessionText } from "./text/sessionText.ts";
+import { shownHit } from "./text/shownHit.ts";
 import { TextProjection } from "./text/textProjection.ts";
 
 /** Counts for one ingested session. */
@@ -55,12 +55,6 @@ export interface HistoryServiceOptions {
 	readonly checkpoints?: CheckpointStore;
 	/** Where the text projection (what searches scan) is kept; in memory when absent. */
 	readonly text?: TextStore;
-	/**
-	 * Keep the projection's text in memory between queries (a long-lived process: Pi). Without it
-	 * each search streams the projection from disk and keeps only the sessions' heads (a CLI call:
-	 * flat memory).
-	 */
-	readonly keepText?: boolean;
 }
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
@@ -114,7 +108,6 @@ export class HistoryService {
 		this.projection = new TextProjection({
 			archives: options.store,
 			texts: options.text ?? memoryTextStore(),
-			keepText: options.keepText ?? false,
 			warn: (message) => this.warnings.push(message),
 		});
 	}
@@ -556,25 +549,36 @@ export class HistoryService {
 		}
 		const { needle, sessionId, window, page } = parsed;
 		const collector = new ScanCollector(needle, { ...(sessionId !== undefined ? { sessionId } : {}), window });
-		await this.projection.catchUp((text) => collector.add(text), sessionId);
-		if (needsTextCheck(needle)) {
-			// Byte matches of such a needle are candidates: checked against the original text.
-			const confirmed = new Set<string>();
-			for (const hit of collector.candidates) {
-				const doc = await this.documentOf(hit.sessionId, hit.id);
-				if (doc && defaultSearchIndex.indexOf(doc.doc, needle) >= 0) confirmed.add(hit.id);
-			}
-			collector.retain((hit) => confirmed.has(hit.id));
+		await this.projection.catchUp((text, head) => collector.add(text, head), sessionId);
+		const checked = needsTextCheck(needle);
+		if (checked) {
+			// Byte matches of such a needle are candidates: kept when the original text confirms them.
+			const confirmed = new Set<ScanHit>();
+			for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
+			collector.retain((hit) => confirmed.has(hit));
 		}
 		const { ranked, total } = collector.finish(page.offset + page.limit);
-		const shown: { level: number; hit: SearchResult["groups"][number]["hits"][number] }[] = [];
+		const shown: { level: number; hit: SearchHit }[] = [];
 		for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
-			const found = await this.documentOf(h.sessionId, h.id);
-			// Gone or changed since the scan (another process wrote the archive meanwhile): not shown.
-			if (!found || defaultSearchIndex.indexOf(found.doc, needle) < 0) continue;
-			shown.push({ level: h.level, hit: hitOf(found.view, found.doc, found.archive, needle) });
+			const original = await this.originalOf(h.head, h.row);
+			const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
+			// Gone or changed since the scan (another process wrote meanwhile): not shown.
+			if (original === undefined || metaBytes === undefined) continue;
+			const meta = parseDocMeta(metaBytes);
+			let verified = h.verified;
+			if (checked && h.level > 0) {
+				verified = false;
+				for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+			}
+			const hit = shownHit(h.head, h.row, original, meta, needle, verified);
+			if (hit) shown.push({ level: h.level, hit });
 		}
 		return { kind: "hits", query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
+	}
+
+	/** A row's original text, read from its projection file. */
+	private async originalOf(head: SessionText, row: number): Promise<string | undefined> {
+		return (await this.projection.slice(head, head.originalRange(row)))?.toString("utf8");
 	}
 
 	/**
@@ -584,8 +588,8 @@ export class HistoryService {
 	async archivedQa(): Promise<Map<string, { readonly endMs: number; readonly completed: boolean }>> {
 		await this.projection.catchUp();
 		const out = new Map<string, { endMs: number; completed: boolean }>();
-		for (const text of this.projection.sessions()) {
-			for (let doc = 0; doc < text.docs; doc++) if (text.level(doc) === 0) out.set(text.id(doc), { endMs: text.endMs(doc), completed: text.completed(doc) });
+		for (const head of this.projection.sessions()) {
+			for (let row = 0; row < head.docs; row++) if (head.level(row) === 0) out.set(head.id(row), { endMs: head.endMs(row), completed: head.completed(row) });
 		}
 		return out;
 	}
@@ -599,13 +603,6 @@ export class HistoryService {
 		const found = sessionId !== undefined ? await this.archiveOf(sessionId) : undefined;
 		if (!found) throw unknownNode(id);
 		return readNode(found.view, params);
-	}
-
-	/** A document of a session's archive, with the archive and its view. */
-	private async documentOf(sessionId: string, id: string): Promise<{ doc: SearchDocument; archive: SessionArchive; view: QueryView } | undefined> {
-		const found = await this.archiveOf(sessionId);
-		const doc = found ? (found.archive.nodes[id] ?? found.archive.summaries[id]) : undefined;
-		return found && doc ? { doc, ...found } : undefined;
 	}
 
 	/**

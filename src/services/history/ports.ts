@@ -32,6 +32,18 @@ export interface ArchiveStore {
 	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
 }
 
+export interface TextReadOptions {
+	readonly offset?: number;
+	readonly length?: number;
+	readonly into?: Buffer;
+	/**
+	 * Told the bytes read first (`length` of them, from the start), says how many the caller needs
+	 * in all: the rest is read through the same open file (a header says how long its file's
+	 * parts are).
+	 */
+	readonly extent?: (first: Buffer) => number;
+}
+
 /** What an archive write stored. */
 export interface ArchiveWritten {
 	/** The revision of the archive as stored (as `revisions()` will report it until the next write). */
@@ -48,8 +60,12 @@ export interface ArchiveWritten {
 export interface TextStore {
 	/** Session ids that have a projection file. */
 	list(): Promise<string[]>;
-	/** The file's first `length` bytes (the whole file when absent), or `undefined` when there is none. */
-	read(sessionId: string, length?: number): Promise<Buffer | undefined>;
+	/**
+	 * `length` bytes of the file from `offset` (default: from the start, to the end), or
+	 * `undefined` when there is none. With `into`, the bytes go there when they fit (the result is
+	 * then a view of it): a scan reads every file into one buffer instead of allocating one each.
+	 */
+	read(sessionId: string, options?: TextReadOptions): Promise<Buffer | undefined>;
 	/** Replaces a session's projection atomically (a crash leaves the old file or the new one). */
 	write(sessionId: string, bytes: Uint8Array): Promise<void>;
 	remove(sessionId: string): Promise<void>;

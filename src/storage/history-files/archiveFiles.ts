@@ -76,7 +76,7 @@ export function archiveRevisions(workspace: string): Map<string, string> {
 		if (!name.endsWith(".json") || isTemporaryFile(name)) continue;
 		const id = name.slice(0, -".json".length);
 		if (!isValidId(id)) continue;
-		const s = statSync(join(dir, name), { bigint: true, throwIfNoEntry: false });
+		const s = statSync(join(dir, name), { throwIfNoEntry: false });
 		if (s) out.set(id, revisionOf(s));
 	}
 	return out;
@@ -214,7 +214,7 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 
 /** The revision of the file at `file` now (called holding its lock). */
 function stampRevision(file: string): string {
-	const s = statSync(file, { bigint: true, throwIfNoEntry: false });
+	const s = statSync(file, { throwIfNoEntry: false });
 	return s ? revisionOf(s) : "";
 }
 

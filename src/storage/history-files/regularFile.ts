@@ -1,4 +1,4 @@
-import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 
 /**
  * Never follows a symbolic link and never waits: a FIFO, a device or a link where one of pbot's
@@ -7,12 +7,16 @@ import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync }
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * A regular file's first `length` bytes (all of it when absent) and its `stat` as of the read, or
+ * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
+ * fit) and its `stat` as of the read, or
  * `undefined` when there is none. Anything else at the name (a link, a FIFO, a folder) is an error
  * that says what it is. Synchronous: pbot's files are small and read whole, and a thread-pool round
  * trip per file cost more than the read.
  */
-export function readRegularFile(path: string, length?: number): { readonly bytes: Buffer; readonly stat: BigIntStats } | undefined {
+export function readRegularFile(
+	path: string,
+	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer; readonly extent?: (first: Buffer) => number } = {},
+): { readonly bytes: Buffer; readonly stat: Stats } | undefined {
 	let fd: number;
 	try {
 		fd = openSync(path, READ_FLAGS);
@@ -23,18 +27,35 @@ export function readRegularFile(path: string, length?: number): { readonly bytes
 		throw err;
 	}
 	try {
-		const stat = fstatSync(fd, { bigint: true });
+		const stat = fstatSync(fd);
 		if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
-		const size = length === undefined ? Number(stat.size) : Math.min(length, Number(stat.size));
-		const bytes = Buffer.allocUnsafe(size);
-		let got = 0;
-		while (got < size) {
-			const n = readSync(fd, bytes, got, size - got, got);
-			if (n === 0) break;
-			got += n;
+		const fileSize = Number(stat.size);
+		const offset = Math.min(options.offset ?? 0, fileSize);
+		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);
+		let bytes = options.into && options.into.length >= size ? options.into.subarray(0, size) : Buffer.allocUnsafe(size);
+		let got = fill(fd, bytes, 0, size, offset);
+		if (options.extent && got === size) {
+			const total = Math.min(options.extent(bytes.subarray(0, got)), fileSize - offset);
+			if (total > got) {
+				const more = options.into && options.into.length >= total ? options.into.subarray(0, total) : Buffer.allocUnsafe(total);
+				if (more.buffer !== bytes.buffer || more.byteOffset !== bytes.byteOffset) bytes.copy(more, 0, 0, got);
+				bytes = more;
+				got = fill(fd, bytes, got, total, offset);
+			}
 		}
-		return { bytes: got === size ? bytes : bytes.subarray(0, got), stat };
+		return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), stat };
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/** Reads `[from, to)` of `bytes` from the file at `offset + from`; returns how far it got (less at the file's end). */
+function fill(fd: number, bytes: Buffer, from: number, to: number, offset: number): number {
+	let got = from;
+	while (got < to) {
+		const n = readSync(fd, bytes, got, to - got, offset + got);
+		if (n === 0) break;
+		got += n;
+	}
+	return got;
 }

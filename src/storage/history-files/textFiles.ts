@@ -43,7 +43,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 				.map((n) => n.slice(0, -SUFFIX.length))
 				.filter(isValidId);
 		},
-		read: async (sessionId, length) => readRegularFile(file(sessionId), length)?.bytes,
+		read: async (sessionId, options) => readRegularFile(file(sessionId), options)?.bytes,
 		write: async (sessionId, bytes) => {
 			const target = file(sessionId);
 			if (!made) {

@@ -44,8 +44,6 @@ export class HistoryRuntime {
 				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
-				// Pi lives long: the search text stays in memory, and later searches scan it there.
-				keepText: true,
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));

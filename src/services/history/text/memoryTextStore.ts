@@ -6,9 +6,13 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 	return {
 		files,
 		list: async () => [...files.keys()],
-		read: async (sessionId, length) => {
+		read: async (sessionId, options = {}) => {
 			const bytes = files.get(sessionId);
-			return bytes === undefined ? undefined : length === undefined ? bytes : bytes.subarray(0, length);
+			if (bytes === undefined) return undefined;
+			const offset = Math.min(options.offset ?? 0, bytes.length);
+			const first = bytes.subarray(offset, options.length === undefined ? bytes.length : Math.min(bytes.length, offset + options.length));
+			if (!options.extent || first.length < (options.length ?? Infinity)) return first;
+			return bytes.subarray(offset, Math.min(bytes.length, offset + Math.max(first.length, options.extent(first))));
 		},
 		write: async (sessionId, bytes) => {
 			files.set(sessionId, Buffer.from(bytes));

@@ -12,14 +12,17 @@ import { topForPage } from "../query/paging.ts";
 import { compareIds } from "../query/sessions.ts";
 import type { SessionText } from "./sessionText.ts";
 
-/** A hit before paging: what ranking and fork de-duplication need. */
+/**
+ * A hit before paging: its session's projection head (rows and ids, held after the scan), its row,
+ * and what ranking needs at once. The id is read from the head when ranking needs it.
+ */
 export interface ScanHit {
-	readonly sessionId: string;
-	readonly id: string;
+	readonly head: SessionText;
+	readonly row: number;
 	readonly level: number;
 	readonly endMs: number;
-	/** Fork-copy key of a Q&A (`copyKey`); absent for summaries. */
-	readonly copyKey?: string;
+	/** A summary: whether a Q&A it covers matched too. */
+	readonly verified?: boolean;
 }
 
 export interface ScanFilter {
@@ -27,7 +30,7 @@ export interface ScanFilter {
 	readonly window: TimeWindow;
 }
 
-const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.id, b.id);
+const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.head.id(a.row), b.head.id(b.row));
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
@@ -75,17 +78,29 @@ export class ScanCollector {
 		return this.filter.sessionId === undefined || this.filter.sessionId === sessionId;
 	}
 
-	/** Scans one session's whole projection. */
-	add(text: SessionText): void {
+	/**
+	 * Scans one session's projection (`text`: read at least to the end of its text; it may be a
+	 * buffer reused for the next session) and keeps its hits against `head`, the session's rows as
+	 * held after the scan.
+	 */
+	add(text: SessionText, head: SessionText = text): void {
 		if (!this.note(text.sessionId, text.header.session.parentSessionId)) return;
 		const { window } = this.filter;
 		const matched = this.needle ? text.matching(this.needle) : undefined;
 		const docs = this.surrogates ? text.withSurrogates(matched) : (matched ?? []);
+		let matchedQa: Set<number> | undefined;
 		for (const doc of docs) {
 			const endMs = text.endMs(doc);
 			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
-			const copyKey = text.copyKey(doc);
-			this.hits.push({ sessionId: text.sessionId, id: text.id(doc), level: text.level(doc), endMs, ...(copyKey !== undefined ? { copyKey } : {}) });
+			const level = text.level(doc);
+			if (level === 0) {
+				this.hits.push({ head, row: doc, level, endMs });
+				continue;
+			}
+			// `verified`: one of the Q&A the summary covers matched too (whatever the filters).
+			matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
+			const verified = text.meta(doc).coveredRows.some((r) => matchedQa?.has(r));
+			this.hits.push({ head, row: doc, level, endMs, verified });
 		}
 	}
 
@@ -105,23 +120,31 @@ export class ScanCollector {
 	 * with the same entries and parts that is itself a hit (`forkDuplicates.ts`, the same rule).
 	 */
 	finish(needed: number): { readonly ranked: readonly ScanHit[]; readonly total: number } {
+		const kept = this.parents.size === 0 ? this.hits : this.withoutCopies();
+		return { ranked: topForPage(kept, needed, byRank).slice(0, needed), total: kept.length };
+	}
+
+	private withoutCopies(): ScanHit[] {
 		const hitKeys = new Map<string, Set<string>>();
+		const keyOf = (h: ScanHit) => h.head.copyKey(h.row);
 		for (const h of this.hits) {
-			if (h.copyKey === undefined) continue;
-			let keys = hitKeys.get(h.sessionId);
-			if (!keys) hitKeys.set(h.sessionId, (keys = new Set()));
-			keys.add(h.copyKey);
+			const key = keyOf(h);
+			if (key === undefined) continue;
+			let keys = hitKeys.get(h.head.sessionId);
+			if (!keys) hitKeys.set(h.head.sessionId, (keys = new Set()));
+			keys.add(key);
 		}
 		const isCopy = (h: ScanHit): boolean => {
-			if (h.copyKey === undefined) return false;
-			const seen = new Set<string>([h.sessionId]);
-			for (let parent = this.parents.get(h.sessionId); parent !== undefined && !seen.has(parent) && this.sessions.has(parent); parent = this.parents.get(parent)) {
+			if (!this.parents.has(h.head.sessionId)) return false;
+			const key = keyOf(h);
+			if (key === undefined) return false;
+			const seen = new Set<string>([h.head.sessionId]);
+			for (let parent = this.parents.get(h.head.sessionId); parent !== undefined && !seen.has(parent) && this.sessions.has(parent); parent = this.parents.get(parent)) {
 				seen.add(parent);
-				if (hitKeys.get(parent)?.has(h.copyKey)) return true;
+				if (hitKeys.get(parent)?.has(key)) return true;
 			}
 			return false;
 		};
-		const kept = this.parents.size === 0 ? this.hits : this.hits.filter((h) => !isCopy(h));
-		return { ranked: topForPage(kept, needed, byRank).slice(0, needed), total: kept.length };
+		return this.hits.filter((h) => !isCopy(h));
 	}
 }

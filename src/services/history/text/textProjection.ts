@@ -4,60 +4,73 @@ import { finishSessionText, projectSessionText, SessionText, SessionTextError, t
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;
+/** The scan buffer's first size; it grows to the largest session read. */
+const SCAN_BUFFER = 1 << 20;
 
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
 	readonly texts: TextStore;
-	/**
-	 * Keep every session's whole text in memory once read (Pi: later searches scan memory).
-	 * Without it only the heads are kept, and each search streams the files (a CLI process: its
-	 * memory stays flat, whatever the history's size).
-	 */
-	readonly keepText: boolean;
 	/** Problems for a person: a projection rebuilt because it was missing or damaged, an archive that could not be read. */
 	readonly warn: (message: string) => void;
 }
 
 /**
- * The text projection of a workspace: per session, its searchable text and facts (`SessionText`),
- * derived from the archive and checked against the archive's revision. It catches up at every
- * query (another process wrote archives, the workspace was copied, a projection file was deleted,
- * cut short or damaged: each is rebuilt from its archive) and is brought up to date right after
- * each archive write of this process (`put`). Catch-ups and updates take turns, so a query that
- * waits for a catch-up sees every session.
+ * The text projection of a workspace: per session, its searchable text, what its hits show and
+ * its facts (`SessionText`), derived from the archive and checked against the archive's revision.
+ * It catches up at every query (another process wrote archives, the workspace was copied, a
+ * projection file was deleted, cut short or damaged: each is made again from its archive) and is
+ * brought up to date right after each archive write of this process (`put`). Catch-ups and
+ * updates take turns, so a query that waits for a catch-up sees every session.
+ *
+ * Only each session's head (header, rows, ids: a few dozen bytes per document) stays in memory. A
+ * search streams the text from the files through one reused buffer: the page cache serves it at
+ * memory speed, and neither a CLI call nor Pi holds the whole history's text.
  */
 export class TextProjection {
-	/** Per session: its projection as last read or made (whole with `keepText`, else its head). */
-	private readonly entries = new Map<string, SessionText>();
+	/** Per session: its projection's head as last read or made. */
+	private readonly heads = new Map<string, SessionText>();
 	private turn: Promise<unknown> = Promise.resolve();
 	/** Revisions for stores that cannot tell them: this process's writes, counted. */
 	private localRevision = 0;
+	private scanBuffer: Buffer | undefined;
 
 	constructor(private readonly options: TextProjectionOptions) {}
 
 	/**
-	 * Brings every session's projection in line with its archive, and hands each whole projection
-	 * to `visit` (a search), reading from disk what is not held; with `only`, just that session's.
-	 * Sessions come in id order.
+	 * Brings every session's projection in line with its archive and, with `visit` (a search),
+	 * hands it each session's projection read to the end of its text — in a buffer reused for the
+	 * next session, so `visit` keeps nothing of it but the `head` it is given (held after the scan).
+	 * With `only`, just that session is visited. Sessions come in id order.
 	 */
-	catchUp(visit?: (text: SessionText) => void, only?: string): Promise<void> {
+	catchUp(visit?: (text: SessionText, head: SessionText) => void, only?: string): Promise<void> {
 		return this.inTurn(() => this.catchUpNow(visit, only));
 	}
 
-	/** The sessions' projections as of the last catch-up (heads at least). */
+	/** The sessions' heads as of the last catch-up. */
 	sessions(): IterableIterator<SessionText> {
-		return this.entries.values();
+		return this.heads.values();
 	}
 
 	get(sessionId: string): SessionText | undefined {
-		return this.entries.get(sessionId);
+		return this.heads.get(sessionId);
 	}
 
 	/** The session holding a node id (a session root, Q&A or summary), as of the last catch-up. */
 	sessionOfNode(id: string): string | undefined {
-		if (this.entries.has(id)) return id;
-		for (const text of this.entries.values()) if (text.findId(id) >= 0) return text.sessionId;
+		if (this.heads.has(id)) return id;
+		for (const head of this.heads.values()) if (head.findId(id) >= 0) return head.sessionId;
 		return undefined;
+	}
+
+	/**
+	 * `[start, end)` of a session's projection file (a row's meta or original text, from its
+	 * head's ranges), or `undefined` when the file changed since its head was read (then the
+	 * bytes would be another revision's).
+	 */
+	async slice(head: SessionText, [start, end]: [number, number]): Promise<Buffer | undefined> {
+		if (this.heads.get(head.sessionId) !== head) return undefined;
+		const bytes = await this.options.texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
+		return bytes && bytes.length === end - start ? bytes : undefined;
 	}
 
 	/**
@@ -74,7 +87,7 @@ export class TextProjection {
 	 * catch-up): the projection made again from what was read.
 	 */
 	refresh(archive: SessionArchive, revision: string): Promise<void> {
-		if (this.entries.get(archive.session.sessionId)?.revision === revision) return Promise.resolve();
+		if (this.heads.get(archive.session.sessionId)?.revision === revision) return Promise.resolve();
 		return this.put(archive, revision);
 	}
 
@@ -95,72 +108,105 @@ export class TextProjection {
 		} catch (err) {
 			// The archive is written; only its search text is not. The next catch-up makes it again.
 			this.options.warn(`search text of session ${body.sessionId}: ${(err as Error).message}`);
+			this.heads.delete(body.sessionId);
+			return;
 		}
-		if (this.options.keepText || this.entries.has(body.sessionId)) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
+		// A process that holds heads keeps this one current (an ingest-only process holds none).
+		if (this.heads.size > 0 || this.heads.has(body.sessionId)) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
 	}
 
-	private hold(text: SessionText): void {
-		// Without `keepText`, only the head is kept (a copy: the whole file's bytes can go).
-		this.entries.set(text.sessionId, this.options.keepText || !text.hasText ? text : SessionText.parse(Buffer.from(text.bytes.subarray(0, text.headBytes())), text.sessionId, "head"));
+	/** Keeps a session's head: a copy of its first bytes, so the buffer it was read into can go or be reused. */
+	private hold(text: SessionText): SessionText {
+		const head = SessionText.parse(Buffer.from(text.bytes.subarray(0, text.headBytes())), text.sessionId, "head");
+		this.heads.set(text.sessionId, head);
+		return head;
 	}
 
-	private async catchUpNow(visit: ((text: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
-		const { archives, texts } = this.options;
+	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
+		const { archives } = this.options;
 		const revisions = archives.revisions ? await archives.revisions() : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
-		for (const id of [...this.entries.keys()]) if (!live.has(id)) this.entries.delete(id);
-		const rebuilt = { missing: 0, damaged: 0, behind: 0, failed: 0 };
+		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
+		const rebuilt = { missing: 0, damaged: 0 };
 		for (const id of ids) {
-			const visited = visit !== undefined && (only === undefined || only === id);
-			const wholeNeeded = visited || this.options.keepText;
 			const revision = revisions?.get(id);
-			const held = this.entries.get(id);
-			const current = held !== undefined && (revision === undefined || held.revision === revision);
-			let text: SessionText | undefined = current && (held.hasText || !wholeNeeded) ? held : undefined;
-			if (!text) {
-				const read = await this.readStored(id, wholeNeeded);
-				if (read instanceof SessionText && (revision === undefined || read.revision === revision)) text = read;
-				else {
-					if (read === undefined) rebuilt.missing++;
-					else if (read instanceof SessionText) rebuilt.behind++;
-					else rebuilt.damaged++;
-					text = await this.rebuild(id);
-					if (!text) {
-						rebuilt.failed++;
-						continue;
-					}
+			const visited = visit !== undefined && (only === undefined || only === id);
+			let head = this.heads.get(id);
+			if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
+			if (head !== undefined && !visited) continue;
+			// Read: for a scan, the body beside a current head, or the file to the end of its text
+			// (into the reused buffer); else the head.
+			if (head !== undefined && visited) {
+				const body = await this.readBody(head);
+				if (body) {
+					visit(body, head);
+					continue;
 				}
-				this.hold(text);
+				head = undefined;
 			}
-			if (visited) visit(text);
+			let text: SessionText | undefined;
+			const read = await this.readStored(id, visited ? "scan" : "head");
+			if (read instanceof SessionText && (revision === undefined || read.revision === revision)) text = read;
+			else {
+				if (read === undefined) rebuilt.missing++;
+				else if (!(read instanceof SessionText)) rebuilt.damaged++;
+				// (Behind its archive: what another process's write leaves; caught up silently.)
+				text = await this.rebuild(id);
+				if (!text) continue;
+			}
+			if (head === undefined || head.revision !== text.revision) head = this.hold(text);
+			if (visited) visit(text, head);
 		}
 		await this.removeOrphans(live);
-		// A projection behind its archive is what another process's write leaves: caught up silently.
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
 	}
 
-	/** A session's stored projection: read and parsed, `undefined` when there is none, or why it cannot be used. */
-	private async readStored(id: string, whole: boolean): Promise<SessionText | undefined | SessionTextError> {
-		let bytes: Buffer | undefined;
+	/**
+	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
+	 * read into the scan buffer. `undefined` when there is none; an error when it cannot be used.
+	 */
+	/**
+	 * A current head's body (meta and text), read into the scan buffer: the only bytes a scan
+	 * needs once the head is held. `undefined` when the file is gone or no longer fits the head
+	 * (then it is read again whole). The same revision means the same archive, and so the same
+	 * projection bytes, whichever process wrote them.
+	 */
+	private async readBody(head: SessionText): Promise<SessionText | undefined> {
+		const length = head.scanBytes() - head.headBytes();
 		try {
-			bytes = await this.options.texts.read(id, whole ? undefined : HEAD_READ);
-		} catch (err) {
-			return new SessionTextError((err as Error).message);
+			const bytes = await this.options.texts.read(head.sessionId, { offset: head.headBytes(), length, into: this.buffer(length) });
+			return bytes && bytes.length === length ? head.withBody(bytes) : undefined;
+		} catch {
+			return undefined;
 		}
-		if (bytes === undefined) return undefined;
+	}
+
+	private async readStored(id: string, part: "head" | "scan"): Promise<SessionText | undefined | SessionTextError> {
+		const { texts } = this.options;
+		// How many bytes a file needs, from its header (the header itself when even that is not whole).
+		const extent = (first: Buffer): number => {
+			try {
+				const header = SessionText.parse(first, id, "header");
+				return part === "head" ? header.headBytes() : header.scanBytes();
+			} catch {
+				return first.length;
+			}
+		};
 		try {
-			if (whole) return SessionText.parse(bytes, id, "whole");
-			const header = SessionText.parse(bytes, id, "header");
-			if (bytes.length === header.end) return header;
-			if (bytes.length >= header.headBytes()) return SessionText.parse(bytes, id, "head");
-			const more = await this.options.texts.read(id, header.headBytes());
-			return more ? SessionText.parse(more, id, "head") : undefined;
+			const bytes = await texts.read(id, { length: HEAD_READ, ...(part === "head" ? {} : { into: this.buffer(HEAD_READ) }), extent });
+			if (bytes === undefined) return undefined;
+			return SessionText.parse(bytes, id, part === "head" ? "head" : "text");
 		} catch (err) {
-			if (err instanceof SessionTextError) return err;
-			throw err;
+			return err instanceof SessionTextError ? err : new SessionTextError((err as Error).message);
 		}
+	}
+
+	/** The scan buffer, at least `length` bytes. */
+	private buffer(length: number): Buffer {
+		if (!this.scanBuffer || this.scanBuffer.length < length) this.scanBuffer = Buffer.allocUnsafe(Math.max(length, SCAN_BUFFER, (this.scanBuffer?.length ?? 0) * 2));
+		return this.scanBuffer;
 	}
 
 	/** A session's projection made again from its archive, written, and returned (whole). */

@@ -1,0 +1,34 @@
+import { foldText, originalRange } from "../query/fold.ts";
+import { snippetAround } from "../query/text.ts";
+import type { SearchHit } from "../query/types.ts";
+import type { DocMeta, SessionText } from "./sessionText.ts";
+
+/**
+ * A hit as the answer shows it, from the projection alone: the snippet cut from the document's
+ * original text around its first match (only this document is folded again), the rest from its
+ * row, its meta and its session's header. The same hit the plain scan's `hitOf` makes from the
+ * archive. `undefined` when the text no longer holds the needle (the file changed meanwhile).
+ */
+export function shownHit(head: SessionText, row: number, original: string, meta: DocMeta, needle: string, verified: boolean | undefined): SearchHit | undefined {
+	const folded = foldText(original);
+	const at = folded.folded.indexOf(needle);
+	if (at < 0) return undefined;
+	const range = originalRange(original, folded, at, needle.length);
+	const snippet = snippetAround(original, range.start, range.end);
+	const level = head.level(row);
+	const common = {
+		id: head.id(row),
+		kind: level === 0 ? ("qa" as const) : ("summary" as const),
+		level,
+		sessionId: meta.sessionId,
+		sessionTitle: head.header.session.title,
+		startedAt: meta.startedAt,
+		endedAt: meta.endedAt,
+		snippet: snippet.text,
+		match: snippet.match,
+		ready: true,
+		completed: head.completed(row),
+	};
+	if (level === 0) return common;
+	return { ...common, verified: verified === true, ...(head.stale(row) ? { stale: true } : {}) };
+}
