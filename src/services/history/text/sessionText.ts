@@ -28,8 +28,7 @@
 import { createHash } from "node:crypto";
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
 import { foldText } from "../query/fold.ts";
-import { coveredQa, sessionInfo } from "../query/nodeInfo.ts";
-import { buildQueryView } from "../queryView.ts";
+import { sessionInfo } from "../query/nodeInfo.ts";
 import { searchableText } from "../query/searchIndex.ts";
 import { timeMs } from "../query/text.ts";
 import type { QaNode } from "../types.ts";
@@ -108,7 +107,6 @@ export interface DocMeta {
 export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
-	const view = buildQueryView({ sessions: { [archive.session.sessionId]: archive } });
 	const table = Buffer.alloc(docs.length * ROW_BYTES);
 	const texts: string[] = [];
 	const originals: string[] = [];
@@ -131,7 +129,7 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
 			copyKey(doc).copy(table, row + 40);
 		} else {
-			const qa = coveredQa(view, doc);
+			const qa = coveredQaOf(archive, doc);
 			covered = qa.map((q) => rowOf.get(q.id) as number);
 			flags = (qa.every((q) => q.completed) ? FLAG_COMPLETED : 0) | (doc.stale === true ? FLAG_STALE : 0);
 		}
@@ -208,6 +206,24 @@ export function finishSessionText(body: SessionTextBody, revision: string): Buff
 		session: body.info,
 	};
 	return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, "utf8"), body.table, body.ids, body.meta, body.text, body.original]);
+}
+
+/** The Q&A a summary covers, at any depth, in order; missing children skipped (as `coveredQa` on a view). */
+function coveredQaOf(archive: SessionArchive, summary: SummaryRecord): QaNode[] {
+	const out: QaNode[] = [];
+	const visit = (ids: readonly string[], depth: number) => {
+		for (const id of ids) {
+			const qa = archive.nodes[id];
+			if (qa) out.push(qa);
+			else {
+				const child = archive.summaries[id];
+				// Depth guard: summary levels are small; a cycle could only come from a damaged archive.
+				if (child && depth < 64) visit(child.childIds, depth + 1);
+			}
+		}
+	};
+	visit(summary.childIds, 0);
+	return out;
 }
 
 function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
