@@ -9,12 +9,6 @@ export interface AtomicWriteOptions {
 	 * synced (`syncFolder`) or the file system commits on its own.
 	 */
 	readonly deferFolderSync?: boolean;
-	/**
-	 * `false`: neither the data nor the folder is synced — still atomic (the old file or the new one
-	 * is seen), but a power cut may lose the new one or leave it empty. For derived files that are
-	 * checked when read and made again (the text projection).
-	 */
-	readonly sync?: boolean;
 	/** Told the revision of what was written (`revisionOf` the new file), before it takes the name. */
 	readonly onRevision?: (revision: string) => void;
 }
@@ -36,6 +30,11 @@ const processHex = randomBytes(4).toString("hex");
 let counter = 0;
 function uniqueHex(): string {
 	return `${processHex}${(counter++).toString(16)}`;
+}
+
+/** The name of a temporary file for `file`, in its folder (`isTemporaryFile` recognises it). */
+export function temporaryName(file: string): string {
+	return join(dirname(file), `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
 }
 
 /** Writes to the same path are queued, so two writes from one process never interleave. */
@@ -76,7 +75,7 @@ export type CreateOutcome = "created" | "exists" | "unsupported";
  */
 export async function createFileAtomic(file: string, text: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<CreateOutcome> {
 	const dir = dirname(file);
-	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
+	const temp = temporaryName(file);
 	try {
 		await writeTemp(temp, text, options);
 		try {
@@ -87,7 +86,7 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 			if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS" || code === "EMLINK") return "unsupported";
 			throw err;
 		}
-		if (!options.deferFolderSync && options.sync !== false) await syncFolder(dir);
+		if (!options.deferFolderSync) await syncFolder(dir);
 		return "created";
 	} finally {
 		// After a link, only a second name of the new file; before it, the whole attempt.
@@ -115,13 +114,13 @@ export function isTemporaryFile(name: string): boolean {
 
 async function writeNow(file: string, text: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
 	const dir = dirname(file);
-	const temp = join(dir, `.${basename(file)}.${process.pid}.${uniqueHex()}.tmp`);
+	const temp = temporaryName(file);
 	let renamed = false;
 	try {
 		await writeTemp(temp, text, options);
 		await rename(temp, file);
 		renamed = true;
-		if (!options.deferFolderSync && options.sync !== false) await syncFolder(dir);
+		if (!options.deferFolderSync) await syncFolder(dir);
 	} finally {
 		if (!renamed) await rm(temp, { force: true });
 	}
@@ -133,7 +132,7 @@ async function writeTemp(temp: string, text: string | Uint8Array, options: Atomi
 	try {
 		await handle.writeFile(text);
 		// Data and size, before the rename or link makes them the file's.
-		if (options.sync !== false) await handle.datasync();
+		await handle.datasync();
 		if (options.onRevision) options.onRevision(revisionOf(await handle.stat()));
 	} finally {
 		await handle.close();

@@ -108,8 +108,13 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
 	const table = Buffer.alloc(docs.length * ROW_BYTES);
-	const texts: string[] = [];
-	const originals: string[] = [];
+	const originals = docs.map(searchableText);
+	// Encoded straight into buffers of the largest size UTF-8 can take (3 bytes per UTF-16 unit),
+	// each text once: no byte-length pass, no joined copy of the session's text.
+	let units = 0;
+	for (const t of originals) units += t.length;
+	const text = Buffer.allocUnsafe(3 * units + docs.length);
+	const original = Buffer.allocUnsafe(3 * units);
 	const ids: string[] = [];
 	const metas: string[] = [];
 	let textAt = 0;
@@ -118,16 +123,17 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	let metaAt = 0;
 	docs.forEach((doc, i) => {
 		const row = i * ROW_BYTES;
-		const text = searchableText(doc);
-		const folded = text === "" ? "" : foldText(text).folded;
-		const textLength = Buffer.byteLength(folded);
-		const originalLength = folded === text ? textLength : Buffer.byteLength(text);
+		const source = originals[i] as string;
+		const folded = source === "" ? "" : foldText(source).folded;
+		const textLength = text.write(folded, textAt);
+		text[textAt + textLength] = SEPARATOR;
+		const originalLength = original.write(source, originalAt);
 		const idLength = Buffer.byteLength(doc.id);
 		let flags = 0;
 		let covered: number[] = [];
 		if (isQaDoc(doc)) {
 			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
-			copyKey(doc).copy(table, row + 40);
+			copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(table, row + 40);
 		} else {
 			const qa = coveredQaOf(archive, doc);
 			covered = qa.map((q) => rowOf.get(q.id) as number);
@@ -147,8 +153,6 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		table.writeUInt32LE(originalAt + originalLength, row + 52);
 		table.writeUInt32LE(metaAt, row + 56);
 		table.writeUInt32LE(metaAt + metaLength, row + 60);
-		texts.push(folded);
-		originals.push(text);
 		ids.push(doc.id);
 		metas.push(meta);
 		textAt += textLength + 1;
@@ -156,12 +160,7 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		idAt += idLength;
 		metaAt += metaLength;
 	});
-	const text = Buffer.allocUnsafe(textAt);
-	let at = 0;
-	for (const t of texts) {
-		at += text.write(t, at);
-		text[at++] = SEPARATOR;
-	}
+	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text: text.subarray(0, textAt), original: original.subarray(0, originalAt) };
 	const info = sessionInfo(archive);
 	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
 	const parent = archive.session.parentSessionId;
@@ -183,11 +182,7 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 			...(parent !== undefined ? { parentSessionId: parent } : {}),
 		},
 		docs: docs.length,
-		table,
-		ids: Buffer.from(ids.join(""), "utf8"),
-		meta: Buffer.from(metas.join(""), "utf8"),
-		text,
-		original: Buffer.from(originals.join(""), "utf8"),
+		...body,
 	};
 }
 
@@ -232,21 +227,14 @@ function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
 
 /**
  * What makes two Q&A the same copy (see `forkDuplicates.ts`): the same entry ids and the same
- * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over them, each
- * field length-prefixed (no separator can be forged by the text).
+ * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over the structure
+ * (entry ids, and each part's kind, entry id, stop reason and text length, as JSON) and the UTF-8
+ * of the parts' texts joined (`searchableText`, already encoded for the projection): with every
+ * part's length fixed, the joined text fixes each part's.
  */
-export function copyKey(qa: QaNode): Buffer {
-	const hash = createHash("sha256");
-	const field = (value: string) => hash.update(`${value.length}:`).update(value);
-	field(String(qa.entryIds.length));
-	for (const id of qa.entryIds) field(id);
-	for (const p of qa.parts) {
-		field(p.kind);
-		field(p.entryId);
-		field(p.kind === "reply" ? p.stopReason : "");
-		field(p.text);
-	}
-	return hash.digest().subarray(0, 8);
+export function copyKey(qa: QaNode, joinedText: Uint8Array): Buffer {
+	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, p.text.length])]);
+	return createHash("sha256").update(structure).update(joinedText).digest().subarray(0, 8);
 }
 
 /** Reads a row's meta from its bytes (`metaRange`). */

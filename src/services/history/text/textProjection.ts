@@ -4,6 +4,8 @@ import { finishSessionText, projectSessionText, SessionText, SessionTextError, t
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;
+/** Projection writes a catch-up keeps in flight while it rebuilds the next. */
+const MAX_PENDING_WRITES = 16;
 /** The scan buffer's first size; it grows to the largest session read. */
 const SCAN_BUFFER = 1 << 20;
 
@@ -129,6 +131,8 @@ export class TextProjection {
 		const live = new Set(ids);
 		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
 		const rebuilt = { missing: 0, damaged: 0 };
+		// Rebuilt projections are written while the next are made (a few at a time).
+		const writes: Promise<void>[] = [];
 		for (const id of ids) {
 			const revision = revisions?.get(id);
 			const visited = visit !== undefined && (only === undefined || only === id);
@@ -152,12 +156,13 @@ export class TextProjection {
 				if (read === undefined) rebuilt.missing++;
 				else if (!(read instanceof SessionText)) rebuilt.damaged++;
 				// (Behind its archive: what another process's write leaves; caught up silently.)
-				text = await this.rebuild(id);
+				text = await this.rebuild(id, writes);
 				if (!text) continue;
 			}
 			if (head === undefined || head.revision !== text.revision) head = this.hold(text);
 			if (visited) visit(text, head);
 		}
+		await Promise.all(writes);
 		await this.removeOrphans(live);
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
@@ -209,8 +214,8 @@ export class TextProjection {
 		return this.scanBuffer;
 	}
 
-	/** A session's projection made again from its archive, written, and returned (whole). */
-	private async rebuild(id: string): Promise<SessionText | undefined> {
+	/** A session's projection made again from its archive, and returned (whole); its write joins `writes`. */
+	private async rebuild(id: string, writes: Promise<void>[]): Promise<SessionText | undefined> {
 		const { archives } = this.options;
 		let read: { archive: SessionArchive; revision: string } | undefined;
 		try {
@@ -225,11 +230,8 @@ export class TextProjection {
 		}
 		if (!read) return undefined; // removed meanwhile
 		const bytes = finishSessionText(projectSessionText(read.archive), read.revision);
-		try {
-			await this.options.texts.write(id, bytes);
-		} catch (err) {
-			this.options.warn(`search text of session ${id}: ${(err as Error).message}`);
-		}
+		writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
+		if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		return SessionText.parse(bytes, id, "whole");
 	}
 
