@@ -67,4 +67,15 @@ describe("pbot-history start-up", () => {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
 	});
+
+	it("queries of an ingested workspace whose files are unchanged (an empty session file among them) load no pipeline and no RxJS", async () => {
+		const sessions = join(process.cwd(), "fixtures", "sessions");
+		const args = ["-w", dir, "-s", sessions, "--agent-dir", join(dir, "agent")];
+		expect(loads(await loadedBy(["ingest", ...args]), "/node_modules/rxjs/")).toBe(true);
+		for (const command of [["sessions"], ["search", "owner"], ["ingest"]]) {
+			const modules = await loadedBy([...command, ...args]);
+			expect(loads(modules, "/dist/services/history/historyService.js"), command[0]).toBe(true);
+			for (const heavy of ["/node_modules/rxjs/", "/dist/services/history/sessionPipeline.js", "/dist/services/history/pairTurns.js"]) expect(loads(modules, heavy), `${command[0]} ${heavy}`).toBe(false);
+		}
+	});
 });

@@ -1,7 +1,7 @@
 import { map, type OperatorFunction } from "rxjs";
+import { fullChunks } from "./hierarchy.ts";
 
-/** How many consecutive nodes one summary covers, at every level. */
-export const CHUNK_SIZE = 4;
+export { CHUNK_SIZE, fullChunks } from "./hierarchy.ts";
 
 /**
  * Cuts a sequence into consecutive chunks of exactly four, from its start.
@@ -11,10 +11,4 @@ export const CHUNK_SIZE = 4;
  */
 export function chunkInFours<T>(): OperatorFunction<readonly T[], T[][]> {
 	return map((items) => fullChunks(items));
-}
-
-export function fullChunks<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
-	const out: T[][] = [];
-	for (let i = 0; i + size <= items.length; i += size) out.push(items.slice(i, i + size));
-	return out;
 }

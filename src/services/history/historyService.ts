@@ -274,9 +274,10 @@ export class HistoryService {
 				if (ingested.report) reports.push(ingested.report);
 				const done = () => {
 					if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
-					// Only files that gave a session are checkpointed: the others are cheap to read again
-					// (empty, not yet written) or say something worth repeating (a hostile id).
-					if (state && ingested.sessionId !== "") fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId });
+					// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
+					// reading one would load the pipeline at every query); the others say something worth
+					// repeating (a hostile id).
+					if (state && (ingested.sessionId !== "" || state.size === 0)) fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId });
 				};
 				if (!ingested.write) done();
 				else {
@@ -332,6 +333,7 @@ export class HistoryService {
 	private unchangedSince(checkpoint: SourceCheckpoint | undefined, state: SourceState): boolean {
 		if (!checkpoint) return false;
 		if (checkpoint.size !== state.size || checkpoint.mtimeMs !== state.mtimeMs || checkpoint.headHash !== state.headHash) return false;
+		if (state.size === 0) return true; // still empty: nothing to read
 		const id = checkpoint.sessionId;
 		return this.state.sessions[id] !== undefined || this.apart.has(id) || this.stored?.has(id) === true;
 	}

@@ -1,5 +1,5 @@
 import { summaryId } from "./ids.ts";
-import { branchLevels, topNodes } from "./reduceLevels.ts";
+import { branchLevels, topNodes } from "./hierarchy.ts";
 import type { ArchiveState, SessionArchive, SummaryRecord } from "./archive.ts";
 import type { QaNode } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import { map, type OperatorFunction } from "rxjs";
-import { CHUNK_SIZE, fullChunks } from "./chunkInFours.ts";
+import { branchLevels, CHUNK_SIZE } from "./hierarchy.ts";
 import type { GroupedSession } from "./groupBranches.ts";
 import { summaryId } from "./ids.ts";
 import type { Branch, QaNode, SummaryPlan } from "./types.ts";
@@ -20,6 +20,8 @@ export function reduceLevels(): OperatorFunction<GroupedSession, PlannedSession>
 	return map((grouped) => ({ ...grouped, plans: planSummaries(grouped.sessionId, grouped.branches, grouped.nodes) }));
 }
 
+export { branchLevels, topNodes } from "./hierarchy.ts";
+
 export function planSummaries(sessionId: string, branches: readonly Branch[], nodes: ReadonlyMap<string, QaNode>): SummaryPlan[] {
 	const plans = new Map<string, SummaryPlan>();
 	const byLevel: SummaryPlan[][] = [];
@@ -37,36 +39,6 @@ export function planSummaries(sessionId: string, branches: readonly Branch[], no
 		}
 	}
 	return byLevel.flatMap((list) => list ?? []);
-}
-
-/**
- * The ids of each level along one branch: level 0 is the branch's Q&A, level k the summaries of
- * level k (each over four ids of level k-1), up to the first level with fewer than four items.
- */
-export function branchLevels(nodeIds: readonly string[], idOf: (children: readonly string[], level: number) => string): string[][] {
-	const levels: string[][] = [[...nodeIds]];
-	for (let level = 1; ; level++) {
-		const below = levels[level - 1] as string[];
-		const chunks = fullChunks(below, CHUNK_SIZE);
-		if (chunks.length === 0) break;
-		levels.push(chunks.map((children) => idOf(children, level)));
-	}
-	return levels;
-}
-
-/**
- * The nodes that together cover a branch with as few items as possible: the top level whole,
- * then each lower level's tail that the level above leaves uncovered. These are what the session
- * root lists for the branch.
- */
-export function topNodes(levels: readonly (readonly string[])[]): string[] {
-	const out: string[] = [];
-	for (let level = levels.length - 1; level >= 0; level--) {
-		const ids = levels[level] as readonly string[];
-		const covered = level + 1 < levels.length ? (levels[level + 1] as readonly string[]).length * CHUNK_SIZE : 0;
-		out.push(...ids.slice(covered));
-	}
-	return out;
 }
 
 function makePlan(

@@ -1,11 +1,23 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { Observable } from "rxjs";
+import type { Observable } from "rxjs";
 import { isValidId } from "../../../services/history/ids.ts";
 import type { SessionSource, SourceState } from "../../../services/history/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
+
+/**
+ * RxJS, loaded when a file is first read: discovery runs on every query, and a query that finds
+ * every file unchanged should not pay RxJS's ~100 ms of loading. (`require` resolves to the same
+ * module instance as the pipeline's `import`: RxJS's CommonJS build either way.)
+ */
+const lazyRequire = createRequire(import.meta.url);
+function newObservable<T>(subscribe: ConstructorParameters<typeof Observable<T>>[0]): Observable<T> {
+	const { Observable: RxObservable } = lazyRequire("rxjs") as typeof import("rxjs");
+	return new RxObservable<T>(subscribe);
+}
 
 /** Chunk size for replaying a file: large enough that the per-chunk cost disappears. */
 const READ_CHUNK = 1 << 20;
@@ -24,7 +36,7 @@ export interface SessionHead {
 
 /** Streams a file's bytes. The file is opened read-only; native session files are never written. */
 export function readFileChunks(path: string): Observable<Uint8Array> {
-	return new Observable<Uint8Array>((subscriber) => {
+	return newObservable<Uint8Array>((subscriber) => {
 		const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
 		stream.on("data", (chunk) => subscriber.next(chunk as Buffer));
 		stream.on("error", (err) => subscriber.error(err));
@@ -61,7 +73,7 @@ const CHUNKS_PER_TURN = 2;
  * when the file is not cached.
  */
 export function readFileChunksReusing(path: string, onOpened?: (info: { size: number; mtimeMs: number; head: Uint8Array }) => void): Observable<Uint8Array> {
-	return new Observable<Uint8Array>((subscriber) => {
+	return newObservable<Uint8Array>((subscriber) => {
 		let fd: number | undefined;
 		let buffer: Buffer | undefined;
 		let info: { size: number; mtimeMs: number } | undefined;
@@ -93,6 +105,8 @@ export function readFileChunksReusing(path: string, onOpened?: (info: { size: nu
 				for (let n = 0; n < CHUNKS_PER_TURN; n++) {
 					const chunk = (buffer as Buffer).subarray(0, readSync(fd as number, buffer as Buffer, 0, REUSED_CHUNK, null));
 					if (chunk.length === 0) {
+						// An empty file is opened too: its state (size 0) is what lets a checkpoint skip it next time.
+						if (first && info && onOpened) onOpened({ ...info, head: chunk });
 						release();
 						subscriber.complete();
 						return;

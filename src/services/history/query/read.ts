@@ -1,7 +1,7 @@
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
 import { summaryId } from "../ids.ts";
 import { childrenOf, parentsOf, type QueryView, type ViewNode } from "../queryView.ts";
-import { branchLevels, topNodes } from "../reduceLevels.ts";
+import { branchLevels, topNodes } from "../hierarchy.ts";
 import type { QaNode, QaReply } from "../types.ts";
 import { coveredQa, nodeRef, sessionInfo, staleFlag, summaryCompleted } from "./nodeInfo.ts";
 import { CHILDREN_PAGE_SIZE, parseNodeId, parseNonNegativeInteger, parsePage, READ_DEFAULT_LIMIT, READ_MAX_LIMIT } from "./params.ts";
