@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createRng } from "../../bench/generator/prng.ts";
-import { snippetAround } from "../../src/services/history/query/text.ts";
+import { oneLine, snippetAround } from "../../src/services/history/query/text.ts";
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const segments = (text: string) => Array.from(graphemes.segment(text), (s) => s.segment);
@@ -66,6 +66,33 @@ describe("snippetAround's fast path", () => {
 				const c = String.fromCodePoint(cp);
 				expect(segments(`x${c}${c}y${c}.`).length, cp.toString(16)).toBe(6);
 			}
+		}
+	});
+});
+
+/** `oneLine` as it was before its fast path: always segmenting. */
+function oneLineSegmenting(text: string, max: number): string {
+	const flat = text.replace(/\s+/g, " ").trim();
+	if (flat.length <= max) return flat;
+	const out: string[] = [];
+	let length = 0;
+	for (const g of segments(flat.slice(0, max + 16))) {
+		if (length + g.length > max - 1) break;
+		out.push(g);
+		length += g.length;
+	}
+	return `${out.join("").trimEnd()}…`;
+}
+
+describe("oneLine's fast path", () => {
+	it("cuts plain, CJK, accented, combining and emoji titles exactly where segmenting cuts them", () => {
+		const pieces = ["Release owner ", "é", "e\u0301", "日本語", "👍🏽", "🇫🇷", "\r\n", "x", "  ", "Ünïcödé ", "a\u0300"];
+		const rng = createRng("oneLine");
+		for (let n = 0; n < 3000; n++) {
+			let text = "";
+			const length = rng.range(1, 60);
+			for (let i = 0; i < length; i++) text += pieces[rng.int(pieces.length)];
+			for (const max of [5, 20, 80, 100]) expect(oneLine(text, max), JSON.stringify([text, max])).toBe(oneLineSegmenting(text, max));
 		}
 	});
 });

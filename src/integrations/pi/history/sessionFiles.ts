@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from "node:fs";
-import { open, readdir, stat } from "node:fs/promises";
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import type { Observable } from "rxjs";
@@ -142,13 +142,11 @@ export function sessionFileSource(path: string): SessionSource {
 				path,
 				onState && ((opened) => onState({ key: stateKeyOf(path, fallback), size: opened.size, mtimeMs: opened.mtimeMs, headHash: headHashOf(opened.head) })),
 			),
+		// A synchronous `stat`: taken for every file at every refresh, where a thread-pool round trip
+		// per file cost more than the call.
 		fingerprint: async () => {
-			try {
-				const s = await stat(path, { bigint: true });
-				return `${s.size}:${s.mtimeNs}:${s.ino}`;
-			} catch {
-				return undefined;
-			}
+			const s = statSync(path, { throwIfNoEntry: false });
+			return s ? `${s.size}:${s.mtimeMs}:${s.ino}` : undefined;
 		},
 		state: () => sourceState(path, fallback),
 	};
@@ -159,18 +157,37 @@ export function sessionFileSource(path: string): SessionSource {
  * its name and the name (never the path). One `open`, one `fstat`, one read.
  */
 export async function sourceState(path: string, sessionId = sessionIdFromFileName(path)): Promise<SourceState | undefined> {
-	let handle;
+	// Synchronous, into one shared buffer: a refresh takes this for every file, and four thread-pool
+	// round trips per file (open, stat, read, close) cost a new process more than the reads.
+	return readFirstBytes(path, CHECKPOINT_HEAD, (head, info) => ({ key: stateKeyOf(path, sessionId), size: info.size, mtimeMs: info.mtimeMs, headHash: headHashOf(head) }));
+}
+
+/** Shared by the synchronous readers below (one read at a time: nothing awaits in between). */
+const firstBytes = Buffer.allocUnsafe(HEAD_LIMIT);
+
+/**
+ * Opens a regular file (non-blocking: a FIFO cannot hold the event loop), reads up to `length`
+ * bytes from its start into a shared buffer, and hands them to `use` (which must not keep them).
+ * `undefined` for a missing, unreadable or non-regular file, or when `use` throws.
+ */
+function readFirstBytes<T>(path: string, length: number, use: (head: Buffer, info: { size: number; mtimeMs: number }) => T | undefined): T | undefined {
+	let fd: number | undefined;
 	try {
-		handle = await open(path, READ_NONBLOCKING);
-		const info = await handle.stat();
+		fd = openSync(path, READ_NONBLOCKING);
+		const info = fstatSync(fd);
 		if (!info.isFile()) return undefined;
-		const head = Buffer.alloc(Math.min(CHECKPOINT_HEAD, info.size));
-		const { bytesRead } = await handle.read(head, 0, head.length, 0);
-		return { key: stateKeyOf(path, sessionId), size: info.size, mtimeMs: info.mtimeMs, headHash: headHashOf(head.subarray(0, bytesRead)) };
+		const wanted = Math.min(length, info.size, firstBytes.length);
+		let got = 0;
+		while (got < wanted) {
+			const n = readSync(fd, firstBytes, got, wanted - got, got);
+			if (n === 0) break;
+			got += n;
+		}
+		return use(firstBytes.subarray(0, got), info);
 	} catch {
 		return undefined;
 	} finally {
-		await handle?.close();
+		if (fd !== undefined) closeSync(fd);
 	}
 }
 
@@ -188,16 +205,9 @@ function headHashOf(head: Uint8Array): string {
  * not-yet-written file, or one whose first line is not a session header.
  */
 export async function readSessionHead(path: string): Promise<SessionHead | undefined> {
-	let handle;
-	try {
-		handle = await open(path, READ_NONBLOCKING);
-		if (!(await handle.stat()).isFile()) return undefined;
-		const buffer = Buffer.alloc(HEAD_LIMIT);
-		const { bytesRead } = await handle.read(buffer, 0, HEAD_LIMIT, 0);
-		const text = buffer.subarray(0, bytesRead).toString("utf8");
-		const newline = text.indexOf("\n");
-		const first = newline === -1 ? text : text.slice(0, newline);
-		const value = JSON.parse(first) as Record<string, unknown>;
+	return readFirstBytes(path, HEAD_LIMIT, (bytes) => {
+		const newline = bytes.indexOf(0x0a);
+		const value = JSON.parse(bytes.toString("utf8", 0, newline === -1 ? bytes.length : newline)) as Record<string, unknown>;
 		if (typeof value !== "object" || value === null || value.type !== "session") return undefined;
 		return {
 			...(typeof value.id === "string" ? { id: value.id } : {}),
@@ -205,11 +215,7 @@ export async function readSessionHead(path: string): Promise<SessionHead | undef
 			...(typeof value.parentSession === "string" ? { parentSession: value.parentSession } : {}),
 			...(typeof value.version === "number" ? { version: value.version } : {}),
 		};
-	} catch {
-		return undefined;
-	} finally {
-		await handle?.close();
-	}
+	});
 }
 
 /** `*.jsonl` files directly in a folder (Pi does not nest them), sorted by name; none if it is missing. */

@@ -108,6 +108,8 @@ function pairsIn(text: string): number {
 export function oneLine(text: string, max = PREVIEW_LENGTH): string {
 	const flat = text.replace(/\s+/g, " ").trim();
 	if (flat.length <= max) return flat;
+	// Every unit its own grapheme (see `SIMPLE`): cut by units, as the segmenter would.
+	if (SIMPLE.test(flat.slice(0, max + 1))) return flat.slice(0, max - 1).trimEnd() + ELLIPSIS;
 	const out: string[] = [];
 	let length = 0;
 	for (const g of segments(flat.slice(0, max + 16))) {

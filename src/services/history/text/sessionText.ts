@@ -329,7 +329,15 @@ export class SessionText {
 			if (!Number.isSafeInteger(header[key]) || header[key] < 0) throw new SessionTextError(`bad ${key}`);
 		}
 		if (typeof header.revision !== "string" || typeof header.session !== "object" || header.session === null) throw new SessionTextError("bad header");
-		const text = new SessionText(bytes, header, newline + 1);
+		return new SessionText(bytes, header, newline + 1).as(bytes, part);
+	}
+
+	/**
+	 * The same file (its header already read) over `bytes`, which must hold `part` of it: no
+	 * second parse of the header when more of the file was read after it.
+	 */
+	as(bytes: Buffer, part: "whole" | "text" | "head" | "header"): SessionText {
+		const text = bytes === this.bytes ? this : new SessionText(bytes, this.header, this.tableAt);
 		const needed = { whole: text.end, text: text.originalAt, head: text.metaAt, header: 0 }[part];
 		const short = part === "whole" ? bytes.length !== text.end : bytes.length < needed;
 		if (short) throw new SessionTextError(`cut short (${bytes.length} of ${text.end} bytes)`);

@@ -119,7 +119,7 @@ export class TextProjection {
 
 	/** Keeps a session's head: a copy of its first bytes, so the buffer it was read into can go or be reused. */
 	private hold(text: SessionText): SessionText {
-		const head = SessionText.parse(Buffer.from(text.bytes.subarray(0, text.headBytes())), text.sessionId, "head");
+		const head = text.as(Buffer.from(text.bytes.subarray(0, text.headBytes())), "head");
 		this.heads.set(text.sessionId, head);
 		return head;
 	}
@@ -189,20 +189,22 @@ export class TextProjection {
 	}
 
 	private async readStored(id: string, part: "head" | "scan"): Promise<SessionText | undefined | SessionTextError> {
-		const { texts } = this.options;
-		// How many bytes a file needs, from its header (the header itself when even that is not whole).
+		// The header is parsed once, from the first bytes read; it says how many the caller needs.
+		let header: SessionText | undefined;
 		const extent = (first: Buffer): number => {
 			try {
-				const header = SessionText.parse(first, id, "header");
+				header = SessionText.parse(first, id, "header");
 				return part === "head" ? header.headBytes() : header.scanBytes();
 			} catch {
 				return first.length;
 			}
 		};
 		try {
-			const bytes = await texts.read(id, { length: HEAD_READ, ...(part === "head" ? {} : { into: this.buffer(HEAD_READ) }), extent });
+			// Into the reused buffer either way: a head is copied when it is held.
+			const bytes = await this.options.texts.read(id, { length: HEAD_READ, into: this.buffer(HEAD_READ), extent });
 			if (bytes === undefined) return undefined;
-			return SessionText.parse(bytes, id, part === "head" ? "head" : "text");
+			const wanted = part === "head" ? "head" : "text";
+			return header ? header.as(bytes, wanted) : SessionText.parse(bytes, id, wanted);
 		} catch (err) {
 			return err instanceof SessionTextError ? err : new SessionTextError((err as Error).message);
 		}
