@@ -3,6 +3,7 @@
  * present and whose session files are unchanged reads no session file; anything that makes a
  * checkpoint doubtful makes the file be read again.
  */
+import { execFileSync } from "node:child_process";
 import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,9 +20,10 @@ afterEach(async () => {
 	for (const c of cleanups.splice(0)) await c();
 });
 
-/** A service as a new process would make it, counting the session files it reads. */
-function newProcess(workspace: string, sessions: string): { service: HistoryService; reads: string[] } {
+/** A service as a new process would make it, counting the session files it reads, and those it opens for their heads. */
+function newProcess(workspace: string, sessions: string): { service: HistoryService; reads: string[]; heads: string[] } {
 	const reads: string[] = [];
+	const heads: string[] = [];
 	const inner = fileDiscovery({ workspace, sessionDirs: [sessions] });
 	const discovery: SessionDiscovery = {
 		async discover() {
@@ -34,11 +36,15 @@ function newProcess(workspace: string, sessions: string): { service: HistoryServ
 						reads.push(s.key.split("/").pop() as string);
 						return s.read(onState);
 					},
+					state: () => {
+						heads.push(s.key.split("/").pop() as string);
+						return s.state?.() ?? Promise.resolve(undefined);
+					},
 				})),
 			};
 		},
 	};
-	return { service: new HistoryService({ store: workspaceArchiveStore(workspace), discovery, checkpoints: workspaceCheckpointStore(workspace) }), reads };
+	return { service: new HistoryService({ store: workspaceArchiveStore(workspace), discovery, checkpoints: workspaceCheckpointStore(workspace) }), reads, heads };
 }
 
 async function setup() {
@@ -51,6 +57,27 @@ async function setup() {
 }
 
 describe("checkpoints between processes", () => {
+	it("lets a new process skip unchanged files on their fingerprints alone, without opening them; a copy checks heads once", async () => {
+		const { workspace, sessions, root } = await setup();
+		const second = newProcess(workspace, sessions);
+		expect((await second.service.refresh()).unchangedFiles).toBeGreaterThan(10);
+		expect(second.reads).toEqual([]);
+		expect(second.heads).toEqual([]);
+
+		// Copied elsewhere: new inodes, same contents and times. Heads are compared (nothing is
+		// read), and the new fingerprints are recorded for the next process.
+		const copy = join(root, "copied");
+		execFileSync("cp", ["-a", workspace, copy]);
+		const copiedSessions = join(copy, sessions.slice(workspace.length + 1));
+		const third = newProcess(copy, copiedSessions);
+		await third.service.refresh();
+		expect(third.reads).toEqual([]);
+		expect(third.heads.length).toBeGreaterThan(10);
+		const fourth = newProcess(copy, copiedSessions);
+		await fourth.service.refresh();
+		expect([fourth.reads, fourth.heads]).toEqual([[], []]);
+	});
+
 	it("lets a new process refresh without reading any unchanged session file, and answer from the archives", async () => {
 		const { workspace, sessions, first } = await setup();
 		const second = newProcess(workspace, sessions);

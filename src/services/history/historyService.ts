@@ -232,6 +232,18 @@ export class HistoryService {
 		let todo = sources.map((source, i) => ({ source, fingerprint: fingerprints[i], state: undefined as SourceState | undefined }));
 		if (skipUnchanged) todo = todo.filter((t) => t.fingerprint === undefined || this.fingerprints.get(t.source.key) !== t.fingerprint);
 		const checkpoints = await this.storedCheckpoints();
+		const fresh = new Map<string, SourceCheckpoint>();
+		if (checkpoints && skipUnchanged) {
+			// A file whose fingerprint (size, mtime, inode, ctime) is the one its checkpoint recorded is
+			// unchanged: no need to open it. (A copied workspace has new inodes: its files are checked
+			// by their heads below, once, and their checkpoints take the new fingerprints.)
+			todo = todo.filter((t) => {
+				const checkpoint = t.source.stateKey !== undefined ? checkpoints.get(t.source.stateKey) : undefined;
+				if (!checkpoint || checkpoint.stamp === undefined || checkpoint.stamp !== t.fingerprint || !this.archiveExists(checkpoint)) return true;
+				this.fingerprints.set(t.source.key, t.fingerprint);
+				return false;
+			});
+		}
 		if (checkpoints) {
 			// Taken ahead only where it can spare a read (a checkpoint to compare with); the others'
 			// states come from their reads (`SessionSource.read`), one open per file instead of two.
@@ -240,15 +252,19 @@ export class HistoryService {
 			ahead.forEach((t, i) => (t.state = states[i]));
 			if (skipUnchanged) {
 				todo = todo.filter((t) => {
-					if (!t.state || !this.unchangedSince(checkpoints.get(t.state.key), t.state)) return true;
-					if (t.fingerprint !== undefined) this.fingerprints.set(t.source.key, t.fingerprint);
+					const checkpoint = t.state ? checkpoints.get(t.state.key) : undefined;
+					if (!t.state || !checkpoint || !this.unchangedSince(checkpoint, t.state)) return true;
+					if (t.fingerprint !== undefined) {
+						this.fingerprints.set(t.source.key, t.fingerprint);
+						// Unchanged, with another fingerprint (a copy, a touch): recorded, so the next process need not open it.
+						fresh.set(t.state.key, { ...checkpoint, stamp: t.fingerprint });
+					}
 					return false;
 				});
 			}
 		}
 
 		const unchangedFiles = sources.length - todo.length;
-		const fresh = new Map<string, SourceCheckpoint>();
 		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
 		const writes = new Set<Promise<void>>();
 		// The next file is read (its chunks parsed as they arrive) while this one is applied and its
@@ -277,7 +293,9 @@ export class HistoryService {
 					// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
 					// reading one would load the pipeline at every query); the others say something worth
 					// repeating (a hostile id).
-					if (state && (ingested.sessionId !== "" || state.size === 0)) fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId });
+					if (state && (ingested.sessionId !== "" || state.size === 0)) {
+						fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId, ...(fingerprint !== undefined ? { stamp: fingerprint } : {}) });
+					}
 				};
 				if (!ingested.write) done();
 				else {
@@ -333,7 +351,12 @@ export class HistoryService {
 	private unchangedSince(checkpoint: SourceCheckpoint | undefined, state: SourceState): boolean {
 		if (!checkpoint) return false;
 		if (checkpoint.size !== state.size || checkpoint.mtimeMs !== state.mtimeMs || checkpoint.headHash !== state.headHash) return false;
-		if (state.size === 0) return true; // still empty: nothing to read
+		return this.archiveExists(checkpoint);
+	}
+
+	/** Whether the archive a checkpoint vouches for is there (an empty file vouches for none). */
+	private archiveExists(checkpoint: SourceCheckpoint): boolean {
+		if (checkpoint.size === 0) return true; // still empty: nothing to read
 		const id = checkpoint.sessionId;
 		return this.state.sessions[id] !== undefined || this.apart.has(id) || this.stored?.has(id) === true;
 	}

@@ -127,6 +127,12 @@ export interface SourceCheckpoint {
 	readonly headHash: string;
 	/** The session (archive) the file was ingested into. */
 	readonly sessionId: string;
+	/**
+	 * The file's `fingerprint` when it was ingested (size, mtime, inode, ctime). When a file's
+	 * fingerprint is still this one it is unchanged, and its head is not read; a copy (new
+	 * inodes) falls back to the size, mtime and head comparison.
+	 */
+	readonly stamp?: string;
 }
 
 /**

@@ -67,7 +67,7 @@ async function readCheckpoints(file: string): Promise<Map<string, SourceCheckpoi
 		if (value.format !== FORMAT || value.version !== VERSION || value.extraction !== EXTRACTION_VERSION || typeof value.files !== "object" || value.files === null) return new Map();
 		const out = new Map<string, SourceCheckpoint>();
 		for (const [key, c] of Object.entries(value.files)) {
-			if (isCheckpoint(c)) out.set(key, { size: c.size, mtimeMs: c.mtimeMs, headHash: c.headHash, sessionId: c.sessionId });
+			if (isCheckpoint(c)) out.set(key, { size: c.size, mtimeMs: c.mtimeMs, headHash: c.headHash, sessionId: c.sessionId, ...(typeof c.stamp === "string" ? { stamp: c.stamp } : {}) });
 		}
 		return out;
 	} catch {

@@ -1,6 +1,7 @@
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { ArchiveStore, SessionDiscovery } from "../../../services/history/ports.ts";
-import { migrateOldArchives, type MigrationReport } from "../../../storage/history-files/index.ts";
+import { migrateOldArchives, oldHistoryDir, type MigrationReport } from "../../../storage/history-files/index.ts";
 import { nativeSessionDir } from "./discovery.ts";
 import { readSessionHead } from "./sessionFiles.ts";
 
@@ -23,6 +24,8 @@ export interface WorkspaceMigrationOptions {
  */
 export async function migrateWorkspaceArchives(options: WorkspaceMigrationOptions): Promise<MigrationReport> {
 	const workspace = resolve(options.workspace);
+	// Nothing at the old location (the usual case): no second discovery of every session file.
+	if (!existsSync(oldHistoryDir(options.agentDir))) return { copied: [], alreadyPresent: [], otherWorkspaces: 0, problems: [] };
 	const { sources } = await options.discovery.discover();
 	const sessionIds = new Set<string>();
 	const sessionDirs = new Set<string>([nativeSessionDir(workspace, options.agentDir), ...(options.sessionDirs ?? []).map((d) => resolve(workspace, d))]);

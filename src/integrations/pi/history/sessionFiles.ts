@@ -146,7 +146,7 @@ export function sessionFileSource(path: string): SessionSource {
 		// per file cost more than the call.
 		fingerprint: async () => {
 			const s = statSync(path, { throwIfNoEntry: false });
-			return s ? `${s.size}:${s.mtimeMs}:${s.ino}` : undefined;
+			return s ? `${s.size}:${s.mtimeMs}:${s.ino}:${s.ctimeMs}` : undefined;
 		},
 		state: () => sourceState(path, fallback),
 	};
