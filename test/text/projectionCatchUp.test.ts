@@ -53,7 +53,7 @@ describe("the text projection catches up", () => {
 	it("is written beside the archives, one file per archive, and is not what a query needs to load", async () => {
 		const { workspace, open } = await setup();
 		const archives = (await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5));
-		const texts = (await readdir(textDir(workspace))).map((n) => n.replace(/\.text$/, ""));
+		const texts = (await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).map((n) => n.replace(/\.text$/, ""));
 		expect(texts.sort()).toEqual(archives.sort());
 		const service = open();
 		await expectAnswersFromArchives(service, open);
@@ -67,7 +67,7 @@ describe("the text projection catches up", () => {
 		expect(await service.search({ query: "the" })).toEqual(await expected(open, { query: "the" }));
 		expect(service.takeWarnings().join("\n")).toMatch(/search text rebuilt from the archives \(\d+ missing\)/);
 		await expectAnswersFromArchives(service, open);
-		expect((await readdir(textDir(workspace))).length).toBe((await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length);
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).length).toBe((await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length);
 	});
 
 	it("is rebuilt, with a warning, when a file is cut short or is not a projection", async () => {
@@ -133,6 +133,32 @@ describe("the text projection catches up", () => {
 			if (preserve) expect(after).toEqual(before);
 			else for (const [name, text] of after) expect(text, name).not.toEqual(before.get(name));
 		}
+	});
+
+	it("lists sessions in a new process from the heads file alone; a damaged or stale heads file changes no answer", async () => {
+		const { workspace, sessions, open } = await setup();
+		const want = await expected(open, { limit: 50 });
+		await open().sessions({ limit: 50 }); // writes the heads file
+		const heads = join(textDir(workspace), "heads.cache");
+		// With the heads file, listing needs no projection file: moved away, nothing is missing.
+		const aside = `${textDir(workspace)}-aside`;
+		await cp(textDir(workspace), aside, { recursive: true });
+		for (const name of await readdir(textDir(workspace))) if (name.endsWith(".text")) await rm(join(textDir(workspace), name));
+		const lister = open();
+		expect(await lister.sessions({ limit: 50 })).toEqual(want);
+		expect(lister.takeWarnings()).toEqual([]);
+		await rm(textDir(workspace), { recursive: true });
+		await cp(aside, textDir(workspace), { recursive: true });
+
+		// Damaged: ignored. Stale (another process changed a session since): that session is read again.
+		await writeFile(heads, "garbage");
+		expect(await open().sessions({ limit: 50 })).toEqual(want);
+		const name = (await readdir(sessions)).find((n) => n.endsWith(".jsonl") && n.includes("_")) as string;
+		const lastId = (JSON.parse((await readFile(join(sessions, name), "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+		await appendFile(join(sessions, name), jsonl([user("hc-u1", lastId, "One more question"), reply("hc-a1", "hc-u1", "One more answer")]));
+		await open().refresh();
+		expect(await open().sessions({ limit: 50 })).toEqual(await expected(open, { limit: 50 }));
+		expect(await open().search({ query: "one more answer" })).toEqual(await expected(open, { query: "one more answer" }));
 	});
 
 	it("gives a query made while it is being rebuilt the whole answer", async () => {

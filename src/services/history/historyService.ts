@@ -18,7 +18,7 @@ import {
 import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
 import { memoryTextStore } from "./text/memoryTextStore.ts";
 import { needsTextCheck, ScanCollector, type ScanHit } from "./text/scanTexts.ts";
-import { parseDocMeta, projectSessionText, type SessionText } from "./text/sessionText.ts";
+import { type DocMeta, parseDocMeta, projectSessionText, type SessionText } from "./text/sessionText.ts";
 import { shownHit } from "./text/shownHit.ts";
 import { TextProjection } from "./text/textProjection.ts";
 
@@ -589,7 +589,12 @@ export class HistoryService {
 			const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
 			// Gone or changed since the scan (another process wrote meanwhile): not shown.
 			if (original === undefined || metaBytes === undefined) continue;
-			const meta = parseDocMeta(metaBytes);
+			let meta: DocMeta;
+			try {
+				meta = parseDocMeta(metaBytes);
+			} catch {
+				continue;
+			}
 			let verified = h.verified;
 			if (checked && h.level > 0) {
 				verified = false;

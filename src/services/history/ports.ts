@@ -69,6 +69,12 @@ export interface TextStore {
 	/** Replaces a session's projection atomically (a crash leaves the old file or the new one). */
 	write(sessionId: string, bytes: Uint8Array): Promise<void>;
 	remove(sessionId: string): Promise<void>;
+	/**
+	 * One file holding every session's head (`TextProjection` writes and checks it): what a new
+	 * process reads instead of opening every projection to list sessions. Optional; a cache.
+	 */
+	readHeads?(): Promise<Buffer | undefined>;
+	writeHeads?(bytes: Uint8Array): Promise<void>;
 }
 
 export interface ArchiveWriteOptions {

@@ -10,6 +10,8 @@ import { isTemporaryFile, temporaryName } from "./writeJsonAtomic.ts";
 /** The text projection's folder, relative to the workspace (beside `history/`). */
 export const TEXT_DIR = join(PBOT_DIR, "text");
 const SUFFIX = ".text";
+/** Every session's head in one file (a cache the projection checks entry by entry). */
+const HEADS_FILE = "heads.cache";
 
 export function textDir(workspace: string): string {
 	return join(resolve(workspace), TEXT_DIR);
@@ -61,6 +63,11 @@ export function workspaceTextStore(workspace: string): TextStore {
 			}
 		},
 		remove: async (sessionId) => rm(file(sessionId), { force: true }),
+		readHeads: async () => readRegularFile(join(dir, HEADS_FILE))?.bytes,
+		writeHeads: async (bytes) => {
+			mkdirSync(dir, { recursive: true });
+			replaceFileSync(join(dir, HEADS_FILE), bytes);
+		},
 	};
 }
 

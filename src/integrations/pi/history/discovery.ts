@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, pathExists } from "../../../storage/history-files/index.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
@@ -34,6 +35,31 @@ export function nativeSessionDir(cwd: string, agentDir: string): string {
 }
 
 
+/**
+ * What discovery learnt of files before, in this process: each file's source (a plain object over
+ * its path) and its header, kept while the file is the same file (inode) and has not shrunk. Pi
+ * appends to a session file and never changes its header's `cwd`, `id` or `parentSession`; a
+ * query in Pi discovers again every time, and reading every header of a large session folder each
+ * time cost more than the rest of the query.
+ */
+const knownSources = new Map<string, SessionSource>();
+const knownHeads = new Map<string, { readonly ino: number; readonly size: number; readonly head: SessionHead | undefined }>();
+
+function sourceOf(path: string): SessionSource {
+	let source = knownSources.get(path);
+	if (!source) knownSources.set(path, (source = sessionFileSource(path)));
+	return source;
+}
+
+async function headOf(path: string): Promise<SessionHead | undefined> {
+	const s = statSync(path, { throwIfNoEntry: false });
+	const known = knownHeads.get(path);
+	if (s && known && known.ino === s.ino && s.size >= known.size && known.head !== undefined) return known.head;
+	const head = await readSessionHead(path);
+	if (s) knownHeads.set(path, { ino: s.ino, size: s.size, head });
+	return head;
+}
+
 /** Finds the workspace's session files: see `DiscoveryOptions` for which folders and why. */
 export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 	return {
@@ -42,7 +68,7 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const warnings: string[] = [];
 			const chosen = new Map<string, SessionSource>();
 			const take = (path: string) => {
-				if (!chosen.has(path)) chosen.set(path, sessionFileSource(path));
+				if (!chosen.has(path)) chosen.set(path, sourceOf(path));
 			};
 
 			// Pi names the current file before it writes it (with the first answer): a file that
@@ -59,7 +85,7 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			for (const dir of new Set(scan)) {
 				for (const file of await listSessionFiles(dir)) {
 					if (chosen.has(file)) continue;
-					const head = await readSessionHead(file);
+					const head = await headOf(file);
 					if (head) heads.set(file, head);
 				}
 			}

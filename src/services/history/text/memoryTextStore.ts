@@ -3,6 +3,7 @@ import type { TextStore } from "../ports.ts";
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
 export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {
 	const files = new Map<string, Buffer>();
+	let heads: Buffer | undefined;
 	return {
 		files,
 		list: async () => [...files.keys()],
@@ -19,6 +20,10 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		},
 		remove: async (sessionId) => {
 			files.delete(sessionId);
+		},
+		readHeads: async () => heads,
+		writeHeads: async (bytes) => {
+			heads = Buffer.from(bytes);
 		},
 	};
 }

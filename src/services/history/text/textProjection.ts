@@ -126,6 +126,8 @@ export class TextProjection {
 
 	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
 		const { archives } = this.options;
+		if (this.heads.size === 0) await this.loadHeads();
+		const before = new Set(this.heads.values());
 		const revisions = archives.revisions ? await archives.revisions() : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
@@ -164,6 +166,7 @@ export class TextProjection {
 		}
 		await Promise.all(writes);
 		await this.removeOrphans(live);
+		if (this.heads.size !== before.size || [...this.heads.values()].some((h) => !before.has(h))) await this.saveHeads();
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
 	}
@@ -235,6 +238,47 @@ export class TextProjection {
 		writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 		if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		return SessionText.parse(bytes, id, "whole");
+	}
+
+	/**
+	 * A new process's heads from the heads file: each is what reading its projection would give
+	 * (the catch-up checks its revision against the archive's like any held head: the same
+	 * revision means the same archive, so the same projection). A damaged file is ignored.
+	 */
+	private async loadHeads(): Promise<void> {
+		const bytes = await this.options.texts.readHeads?.().catch(() => undefined);
+		if (!bytes) return;
+		const found = new Map<string, SessionText>();
+		try {
+			for (let at = 0; at < bytes.length; ) {
+				const idLength = bytes.readUInt32LE(at);
+				const id = bytes.toString("utf8", at + 4, at + 4 + idLength);
+				const headLength = bytes.readUInt32LE(at + 4 + idLength);
+				const start = at + 8 + idLength;
+				if (start + headLength > bytes.length) return;
+				found.set(id, SessionText.parse(bytes.subarray(start, start + headLength), id, "head"));
+				at = start + headLength;
+			}
+		} catch {
+			return; // damaged: every head is read from its file instead
+		}
+		for (const [id, head] of found) this.heads.set(id, head);
+	}
+
+	/** Writes every held head into the heads file (after a catch-up that changed any). */
+	private async saveHeads(): Promise<void> {
+		if (!this.options.texts.writeHeads) return;
+		const parts: Buffer[] = [];
+		for (const [id, head] of this.heads) {
+			const name = Buffer.from(id, "utf8");
+			const bytes = head.bytes.subarray(0, head.headBytes());
+			const lengths = Buffer.allocUnsafe(8 + name.length);
+			lengths.writeUInt32LE(name.length, 0);
+			name.copy(lengths, 4);
+			lengths.writeUInt32LE(bytes.length, 4 + name.length);
+			parts.push(lengths, bytes);
+		}
+		await this.options.texts.writeHeads(Buffer.concat(parts)).catch(() => undefined);
 	}
 
 	/** Projection files whose archive is gone: derived from nothing, removed. */
