@@ -104,7 +104,7 @@ function buildProgram(io: CliIo): Command {
 		.option("--json", "print the report as JSON")
 		.action((opts: IngestCommandOptions) => ingest("ingest", opts));
 
-	addQueryCommands(program, { stdout: io.stdout, cwd: io.cwd, color: io.color ?? false });
+	addQueryCommands(program, { stdout: io.stdout, stderr: io.stderr, cwd: io.cwd, color: io.color ?? false });
 
 	addWorkspaceOptions(program.command("summarize"), io.cwd)
 		.description("make the pending summaries now, with a model and key from Pi's settings (Ctrl+C stops cleanly)")

@@ -20,6 +20,8 @@ async function load() {
 /** What the query commands need of the CLI's I/O. */
 export interface QueryCommandIo {
 	readonly stdout: (text: string) => void;
+	/** Warnings (a damaged archive, a search text rebuilt): on stderr, so `--json` output stays clean. */
+	readonly stderr: (text: string) => void;
 	readonly cwd: string;
 	readonly color: boolean;
 }
@@ -79,7 +81,9 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
 			const { openFromOptions, formatSessions } = await load();
-			const result = await openFromOptions(opts, io.cwd).sessions(filterParams(opts));
+			const service = openFromOptions(opts, io.cwd);
+			const result = await service.sessions(filterParams(opts));
+			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => formatSessions(result));
 		});
 
@@ -89,7 +93,9 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
 			const { openFromOptions, formatSessions, formatSearch } = await load();
-			const result = await openFromOptions(opts, io.cwd).search(params);
+			const service = openFromOptions(opts, io.cwd);
+			const result = await service.search(params);
+			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => (result.kind === "sessions" ? formatSessions(result) : formatSearch(result, { color: io.color })));
 		});
 
@@ -108,7 +114,9 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
 			};
 			const { openFromOptions, formatRead } = await load();
-			const result = await openFromOptions(opts, io.cwd).read(params);
+			const service = openFromOptions(opts, io.cwd);
+			const result = await service.read(params);
+			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => formatRead(result));
 		});
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir } from "node:fs/promises";
+import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -29,6 +29,16 @@ describe("CLI sessions | search | read", () => {
 	beforeAll(async () => {
 		ws = await fixtureWorkspace(["steer-followup-abort", "many-qa-72", "unicode-image", "fork-source", "fork"]);
 		where = ["--workspace", ws.workspace, "--sessions", ws.sessions, "--agent-dir", ws.agentDir];
+	});
+
+	it("says on stderr, not in its --json output, that the search text was rebuilt from the archives", async () => {
+		await cli(["sessions", ...where]);
+		await rm(join(ws.workspace, ".pi", "pbot", "text"), { recursive: true });
+		const search = await cli(["search", "topic-01", ...where, "--json"]);
+		expect(search.code).toBe(0);
+		expect(search.stderr).toMatch(/^warning: search text rebuilt from the archives \(\d+ missing\)$/m);
+		expect(JSON.parse(search.stdout)).toEqual(await service().search({ query: "topic-01" }));
+		expect((await cli(["search", "topic-01", ...where])).stderr).toBe("");
 	});
 
 	it("prints with --json exactly the object the service returns", async () => {

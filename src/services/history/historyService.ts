@@ -83,6 +83,8 @@ export class HistoryService {
 	/** Ids of the archives in the store (listed once, then kept up to date by this process's writes). */
 	private stored: Set<string> | undefined;
 	private readonly warnings: string[] = [];
+	/** Warnings of the refreshes queries made (their reports are not returned): for `takeWarnings`. */
+	private readonly noticed: string[] = [];
 	/** The write of each session in flight (see `writeSession`), and the archive object last written. */
 	private readonly writeChains = new Map<string, Promise<void>>();
 	private readonly lastWritten = new Map<string, SessionArchive>();
@@ -114,7 +116,12 @@ export class HistoryService {
 
 	/** Problems met since the last call (a damaged archive, a projection rebuilt): for a person to read. */
 	takeWarnings(): string[] {
-		return this.warnings.splice(0);
+		return [...this.noticed.splice(0), ...this.warnings.splice(0)];
+	}
+
+	/** A query's refresh: what it reports is kept for `takeWarnings` (a query returns no report of its own). */
+	private async refreshForQuery(): Promise<void> {
+		this.noticed.push(...(await this.refresh()).warnings);
 	}
 
 	/**
@@ -546,7 +553,7 @@ export class HistoryService {
 	 * the text projection's session facts: no archive is read.
 	 */
 	async sessions(params: SessionsParams = {}): Promise<SessionListResult> {
-		await this.refresh();
+		await this.refreshForQuery();
 		await this.projection.catchUp();
 		return this.listSessions(params);
 	}
@@ -563,7 +570,7 @@ export class HistoryService {
 	 * shown, for their snippets. Throws `QueryError` for bad parameters.
 	 */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
-		await this.refresh();
+		await this.refreshForQuery();
 		// A session filter names a session the projection must know: caught up first (cheap, heads only).
 		const filtering = params.sessionId !== undefined && params.sessionId !== null && params.sessionId !== "";
 		if (filtering) await this.projection.catchUp();
@@ -626,7 +633,7 @@ export class HistoryService {
 
 	/** The tool's `read` (fresh): the archive of the node's session only. Throws `QueryError` for a bad or unknown id or bad paging. */
 	async read(params: ReadParams): Promise<ReadResult> {
-		await this.refresh();
+		await this.refreshForQuery();
 		const id = parseNodeIdSyntax((params ?? {}).id);
 		await this.projection.catchUp();
 		const sessionId = this.projection.sessionOfNode(id);
