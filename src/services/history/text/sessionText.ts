@@ -109,12 +109,19 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
 	const table = Buffer.alloc(docs.length * ROW_BYTES);
 	const originals = docs.map(searchableText);
-	// Encoded straight into buffers of the largest size UTF-8 can take (3 bytes per UTF-16 unit),
-	// each text once: no byte-length pass, no joined copy of the session's text.
-	let units = 0;
-	for (const t of originals) units += t.length;
-	const text = Buffer.allocUnsafe(3 * units + docs.length);
-	const original = Buffer.allocUnsafe(3 * units);
+	const foldeds = originals.map((t) => (t === "" ? "" : foldText(t).folded));
+	// Encoded straight into buffers of their exact size (a native byte count first), each text once:
+	// no joined copy of the session's text, and nothing larger than needed held while an ingest's
+	// write waits (buffers sized for the worst case tripled a cold ingest's peak memory).
+	let textBytes = docs.length;
+	let originalBytes = 0;
+	for (let i = 0; i < docs.length; i++) {
+		const folded = Buffer.byteLength(foldeds[i] as string);
+		textBytes += folded;
+		originalBytes += foldeds[i] === originals[i] ? folded : Buffer.byteLength(originals[i] as string);
+	}
+	const text = Buffer.allocUnsafe(textBytes);
+	const original = Buffer.allocUnsafe(originalBytes);
 	const ids: string[] = [];
 	const metas: string[] = [];
 	let textAt = 0;
@@ -124,7 +131,7 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	docs.forEach((doc, i) => {
 		const row = i * ROW_BYTES;
 		const source = originals[i] as string;
-		const folded = source === "" ? "" : foldText(source).folded;
+		const folded = foldeds[i] as string;
 		const textLength = text.write(folded, textAt);
 		text[textAt + textLength] = SEPARATOR;
 		const originalLength = original.write(source, originalAt);
@@ -160,7 +167,7 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		idAt += idLength;
 		metaAt += metaLength;
 	});
-	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text: text.subarray(0, textAt), original: original.subarray(0, originalAt) };
+	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text, original };
 	const info = sessionInfo(archive);
 	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
 	const parent = archive.session.parentSessionId;
