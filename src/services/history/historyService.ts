@@ -566,8 +566,9 @@ export class HistoryService {
 	}
 
 	/**
-	 * The tool's `search` (fresh): a scan of the text projection, then the archives of the hits
-	 * shown, for their snippets. Throws `QueryError` for bad parameters.
+	 * The tool's `search` (fresh): a scan of the text projection, then each shown hit's meta and
+	 * original text (its snippet) from its projection file; no archive is read. Throws `QueryError`
+	 * for bad parameters.
 	 */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
 		await this.refreshForQuery();
