@@ -9,7 +9,7 @@ import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { HistoryService } from "../../src/services/history/historyService.ts";
 import type { ArchiveStore, SessionDiscovery } from "../../src/services/history/ports.ts";
 import { workspaceCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
-import { workspaceArchiveStore } from "../../src/storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 
 export interface Wired {
 	readonly service: HistoryService;
