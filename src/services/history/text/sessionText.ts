@@ -28,7 +28,7 @@
 import { createHash } from "node:crypto";
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
 import { foldText } from "../query/fold.ts";
-import { sessionInfo } from "../query/nodeInfo.ts";
+import { type SessionInfo, sessionInfo } from "../query/nodeInfo.ts";
 import { searchableText } from "../query/searchIndex.ts";
 import { timeMs } from "../query/text.ts";
 import type { QaNode } from "../types.ts";
@@ -47,18 +47,7 @@ const FLAG_COMPLETED = 2;
 const FLAG_STALE = 4;
 
 /** What the session list says about a session: taken from the archive when it is projected. */
-export interface SessionTextInfo {
-	readonly title: string;
-	readonly named: boolean;
-	readonly firstAt: string;
-	readonly lastAt: string;
-	readonly firstMs: number;
-	readonly lastMs: number;
-	readonly qa: number;
-	readonly incomplete: number;
-	readonly branches: number;
-	readonly summariesReady: number;
-	readonly summariesPending: number;
+export interface SessionTextInfo extends SessionInfo {
 	/** Summaries a summary pass would make: pending ones, and ready ones marked stale. */
 	readonly summariesDue: number;
 	readonly parentSessionId?: string;
@@ -168,26 +157,11 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		metaAt += metaLength;
 	});
 	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text, original };
-	const info = sessionInfo(archive);
 	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
 	const parent = archive.session.parentSessionId;
 	return {
 		sessionId: archive.session.sessionId,
-		info: {
-			title: info.title,
-			named: info.named,
-			firstAt: info.firstAt,
-			lastAt: info.lastAt,
-			firstMs: info.firstMs,
-			lastMs: info.lastMs,
-			qa: info.qa,
-			incomplete: info.incomplete,
-			branches: info.branches,
-			summariesReady: info.summariesReady,
-			summariesPending: info.summariesPending,
-			summariesDue: due,
-			...(parent !== undefined ? { parentSessionId: parent } : {}),
-		},
+		info: { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) },
 		docs: docs.length,
 		...body,
 	};
