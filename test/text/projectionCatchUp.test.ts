@@ -85,9 +85,10 @@ describe("the text projection catches up", () => {
 		expect(again.takeWarnings()).toEqual([]);
 	});
 
-	it("follows archives another process wrote, in a long-lived process that holds the sessions' heads (Pi)", async () => {
-		const { workspace, sessions, open } = await setup();
-		const pi = open();
+	it("follows archives another process wrote, in a long-lived process that holds the sessions' heads and keeps their text (Pi)", async () => {
+		const { workspace, sessions, agentDir, open } = await setup();
+		const pi = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false, keepTextBytes: 1 << 30 });
+		await expectAnswersFromArchives(pi, open);
 		expect((await pi.search({ query: "flamingo-from-elsewhere" })).total).toBe(0);
 
 		// Another process ingests a grown session file: archive and projection both written there.

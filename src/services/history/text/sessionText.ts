@@ -325,6 +325,11 @@ export class SessionText {
 		return text;
 	}
 
+	/** The file's bytes `[from, to)` from the body at hand (which must hold them). */
+	bodySlice(from: number, to: number): Buffer {
+		return this.bodyBytes().subarray(from - this.bodyAt, to - this.bodyAt);
+	}
+
 	/** This head with its body (the file's `[metaAt, originalAt)`, read for a scan). */
 	withBody(body: Buffer): SessionText {
 		if (body.length !== this.originalAt - this.metaAt) throw new SessionTextError(`cut short (${body.length} of ${this.originalAt - this.metaAt} body bytes)`);
