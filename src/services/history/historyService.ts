@@ -585,36 +585,38 @@ export class HistoryService {
 		}
 		const { needle, sessionId, window, page } = parsed;
 		const collector = new ScanCollector(needle, { ...(sessionId !== undefined ? { sessionId } : {}), window });
-		await this.projection.catchUp((text, head) => collector.add(text, head), sessionId);
-		const checked = needsTextCheck(needle);
-		if (checked) {
-			// Byte matches of such a needle are candidates: kept when the original text confirms them.
-			const confirmed = new Set<ScanHit>();
-			for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
-			collector.retain((hit) => confirmed.has(hit));
-		}
-		const { ranked, total } = collector.finish(page.offset + page.limit);
-		const shown: { level: number; hit: SearchHit }[] = [];
-		for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
-			const original = await this.originalOf(h.head, h.row);
-			const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
-			// Gone or changed since the scan (another process wrote meanwhile): not shown.
-			if (original === undefined || metaBytes === undefined) continue;
-			let meta: DocMeta;
-			try {
-				meta = parseDocMeta(metaBytes);
-			} catch {
-				continue;
+		// The shown hits are read in the scan's turn: no projection update lands in between.
+		return this.projection.scan((text, head) => collector.add(text, head), sessionId, async () => {
+			const checked = needsTextCheck(needle);
+			if (checked) {
+				// Byte matches of such a needle are candidates: kept when the original text confirms them.
+				const confirmed = new Set<ScanHit>();
+				for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
+				collector.retain((hit) => confirmed.has(hit));
 			}
-			let verified = h.verified;
-			if (checked && h.level > 0) {
-				verified = false;
-				for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+			const { ranked, total } = collector.finish(page.offset + page.limit);
+			const shown: { level: number; hit: SearchHit }[] = [];
+			for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
+				const original = await this.originalOf(h.head, h.row);
+				const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
+				// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.
+				if (original === undefined || metaBytes === undefined) continue;
+				let meta: DocMeta;
+				try {
+					meta = parseDocMeta(metaBytes);
+				} catch {
+					continue;
+				}
+				let verified = h.verified;
+				if (checked && h.level > 0) {
+					verified = false;
+					for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+				}
+				const hit = shownHit(h.head, h.row, original, meta, needle, verified);
+				if (hit) shown.push({ level: h.level, hit });
 			}
-			const hit = shownHit(h.head, h.row, original, meta, needle, verified);
-			if (hit) shown.push({ level: h.level, hit });
-		}
-		return { kind: "hits", query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
+			return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
+		});
 	}
 
 	/** A row's original text, read from its projection file. */

@@ -57,6 +57,18 @@ export class TextProjection {
 		return this.inTurn(() => this.catchUpNow(visit, only));
 	}
 
+	/**
+	 * A catch-up with `visit`, then `after` in the same turn: no update lands between the scan and
+	 * what `after` reads of the files (a search's shown hits: their rows must still be the
+	 * files'; in Pi the live tail writes the current session's projection often).
+	 */
+	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>): Promise<T> {
+		return this.inTurn(async () => {
+			await this.catchUpNow(visit, only);
+			return after();
+		});
+	}
+
 	/** The sessions' heads as of the last catch-up. */
 	sessions(): IterableIterator<SessionText> {
 		return this.heads.values();
