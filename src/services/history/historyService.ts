@@ -18,7 +18,7 @@ import {
 import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
 import { memoryTextStore } from "./text/memoryTextStore.ts";
 import { needsTextCheck, ScanCollector, type ScanHit } from "./text/scanTexts.ts";
-import { type DocMeta, parseDocMeta, projectSessionText, type SessionText } from "./text/sessionText.ts";
+import { type DocMeta, parseDocMeta, projectSessionText, type SessionText, type SessionTextBody } from "./text/sessionText.ts";
 import { shownHit } from "./text/shownHit.ts";
 import { TextProjection } from "./text/textProjection.ts";
 
@@ -94,6 +94,8 @@ export class HistoryService {
 	private readonly deferredWrites = new Set<string>();
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
+	/** Projection bodies made of archive objects (see `bodyOf`): weak, they go with the archive. */
+	private readonly bodies = new WeakMap<SessionArchive, SessionTextBody>();
 	/** What searches scan and the session list reads: per session, its folded text and facts. */
 	private readonly projection: TextProjection;
 	/** Archives read for queries, by session, with the revision read (most recently used last). */
@@ -115,6 +117,16 @@ export class HistoryService {
 			...(options.keepTextBytes !== undefined ? { keepBodyBytes: options.keepTextBytes } : {}),
 			warn: (message) => this.warnings.push(message),
 		});
+	}
+
+	/**
+	 * The projection body of an archive object, made once: a live update makes it for the overlay,
+	 * and the archive's write then stores the same one.
+	 */
+	private bodyOf(archive: SessionArchive): SessionTextBody {
+		let body = this.bodies.get(archive);
+		if (!body) this.bodies.set(archive, (body = projectSessionText(archive)));
+		return body;
 	}
 
 	/** Problems met since the last call (a damaged archive, a projection rebuilt): for a person to read. */
@@ -394,7 +406,10 @@ export class HistoryService {
 		const writes: Promise<void>[] = [];
 		for (const id of sessionIds) {
 			const after = this.state.sessions[id];
-			if (after && after !== before.sessions[id]) writes.push(this.writeSession(id));
+			if (!after || after === before.sessions[id]) continue;
+			// Searchable at once, from memory, until its archive (and so its projection) is written.
+			this.projection.overlay(after, this.bodyOf(after));
+			writes.push(this.writeSession(id));
 		}
 		return writes;
 	}
@@ -430,13 +445,18 @@ export class HistoryService {
 				}
 				const kept = letGo ? undefined : current;
 				// The projection's body is made now, while the archive is at hand (an ingest lets it go).
-				const text = projectSessionText(current);
-				const written = await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
-				this.stored?.add(sessionId);
-				if (kept) this.lastWritten.set(sessionId, kept);
-				const stored = written?.archive ?? kept;
-				if (written && stored) this.cacheArchive(sessionId, written.revision, stored);
-				await this.projection.put(written?.archive ?? text, written?.revision);
+				const text = this.bodyOf(current);
+				try {
+					const written = await this.options.store.write(current, durability === "deferred" ? { deferDurability: true } : {});
+					this.stored?.add(sessionId);
+					if (kept) this.lastWritten.set(sessionId, kept);
+					const stored = written?.archive ?? kept;
+					if (written && stored) this.cacheArchive(sessionId, written.revision, stored);
+					await this.projection.put(written?.archive ?? text, written?.revision);
+				} finally {
+					// The file now says what this archive said (or the write failed: the file is what there is).
+					this.projection.dropOverlay(current);
+				}
 			});
 		this.writeChains.set(sessionId, next);
 		next.then(

@@ -41,6 +41,11 @@ export class TextProjection {
 	private readonly bodies = new Map<string, { readonly head: SessionText; readonly body: SessionText; readonly bytes: number }>();
 	private bodyBytes = 0;
 	private turn: Promise<unknown> = Promise.resolve();
+	/**
+	 * Sessions changed in memory (a live update) whose archive write has not landed yet: searched
+	 * as they are in memory, whatever their files say, until `dropOverlay`.
+	 */
+	private readonly overlays = new Map<string, { readonly source: SessionArchive; readonly text: SessionText }>();
 	/** Revisions for stores that cannot tell them: this process's writes, counted. */
 	private localRevision = 0;
 	private scanBuffer: Buffer | undefined;
@@ -85,12 +90,24 @@ export class TextProjection {
 		return undefined;
 	}
 
+	/** A session as it is in memory (`source`), searched instead of its file until `dropOverlay(source)`. */
+	overlay(source: SessionArchive, body: SessionTextBody): void {
+		this.overlays.set(body.sessionId, { source, text: SessionText.parse(finishSessionText(body, "in memory"), body.sessionId, "whole") });
+	}
+
+	/** The overlay of `source` is no longer needed (its write landed): the file is searched again. */
+	dropOverlay(source: SessionArchive): void {
+		const id = source.session.sessionId;
+		if (this.overlays.get(id)?.source === source) this.overlays.delete(id);
+	}
+
 	/**
 	 * `[start, end)` of a session's projection file (a row's meta or original text, from its
 	 * head's ranges), or `undefined` when the file changed since its head was read (then the
 	 * bytes would be another revision's).
 	 */
 	async slice(head: SessionText, [start, end]: [number, number]): Promise<Buffer | undefined> {
+		if (head.bytes.length === head.end) return head.bytes.subarray(start, end); // whole in memory (an overlay)
 		if (this.heads.get(head.sessionId) !== head) return undefined;
 		const bytes = await this.options.texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
 		return bytes && bytes.length === end - start ? bytes : undefined;
@@ -183,6 +200,11 @@ export class TextProjection {
 		for (const id of ids) {
 			const revision = revisions?.get(id);
 			const visited = visit !== undefined && (only === undefined || only === id);
+			const overlay = this.overlays.get(id);
+			if (overlay && visited) {
+				visit(overlay.text, overlay.text);
+				continue;
+			}
 			let head = this.heads.get(id);
 			if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
 			if (head !== undefined && !visited) continue;
@@ -211,6 +233,8 @@ export class TextProjection {
 			if (head === undefined || head.revision !== text.revision) head = this.hold(text);
 			if (visited) visit(text, head);
 		}
+		// A session live in memory whose first archive write has not landed yet.
+		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		await Promise.all(writes);
 		await this.removeOrphans(live);
 		if (this.heads.size !== before.size || [...this.heads.values()].some((h) => !before.has(h))) await this.saveHeads();

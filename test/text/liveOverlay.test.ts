@@ -1,0 +1,51 @@
+/**
+ * A live update (Pi's tail, a summary) is searchable as soon as it is applied, before its archive
+ * write lands: the session is searched as it is in memory until then, and from its projection after.
+ */
+import { rm } from "node:fs/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
+import type { SessionArchive } from "../../src/services/history/archive.ts";
+import { HistoryService } from "../../src/services/history/historyService.ts";
+import type { ArchiveStore } from "../../src/services/history/ports.ts";
+import type { QaNode } from "../../src/services/history/types.ts";
+import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
+import { fixtureWorkspace } from "../query/helpers.ts";
+
+const cleanups: string[] = [];
+afterAll(async () => {
+	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+});
+
+describe("a live update", () => {
+	it("is found by search while its archive write waits, and after it lands", async () => {
+		const ws = await fixtureWorkspace(["steer-followup-abort", "fork-source"]);
+		cleanups.push(ws.workspace);
+		const inner = memoryArchiveStore();
+		let release: () => void = () => undefined;
+		let hold = false;
+		const gate = () => (hold ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve());
+		const store: ArchiveStore = { ...inner, write: async (archive, options) => (await gate(), inner.write(archive, options)) };
+		const service = new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
+		await service.ingest();
+		await service.load();
+		const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
+		const model = Object.values(archive.nodes)[0] as QaNode;
+		const node: QaNode = { ...model, id: "qa_liveOverlayTest000001", parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the overlay flamingo go?" }] };
+
+		const writesBefore = inner.writes;
+		hold = true;
+		const applied = service.applyEvents([{ type: "QaObserved", node }]);
+		await new Promise((r) => setImmediate(r));
+		const during = await service.search({ query: "overlay flamingo" });
+		expect(during).toMatchObject({ total: 1, groups: [{ level: 0, hits: [{ id: node.id, sessionId: archive.session.sessionId }] }] });
+		expect(inner.writes).toBe(writesBefore); // the write is still waiting
+		release();
+		await applied;
+		const after = await service.search({ query: "overlay flamingo" });
+		expect(after).toEqual(during);
+		// And a new process (only files and archives) finds it too.
+		const fresh = new HistoryService({ store: inner, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
+		expect((await fresh.search({ query: "overlay flamingo" })).total).toBe(1);
+	});
+});
