@@ -1,6 +1,6 @@
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type SessionArchive } from "../../services/history/archive.ts";
 import type { ArchiveWritten } from "../../services/history/ports.ts";
 import { deepEqual } from "../../services/history/deepEqual.ts";
@@ -8,6 +8,7 @@ import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
+import { makePbotFolder } from "./paths.ts";
 import { readRegularFile } from "./regularFile.ts";
 import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
 
@@ -296,7 +297,7 @@ const madeFolders = new Set<string>();
 
 function ensureFolder(dir: string): void {
 	if (madeFolders.has(dir)) return;
-	mkdirSync(dir, { recursive: true });
+	makePbotFolder(dirname(dir), dir);
 	madeFolders.add(dir);
 }
 

@@ -1,8 +1,9 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { CheckpointStore, SourceCheckpoint } from "../../services/history/ports.ts";
 import { EXTRACTION_VERSION } from "../../services/history/extractionVersion.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
+import { makePbotFolder } from "./paths.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";
 
 /** `.pi/pbot/checkpoints.json`, relative to the workspace. */
@@ -37,7 +38,7 @@ export function workspaceCheckpointStore(workspace: string): CheckpointStore {
 			const merged = new Map(await readCheckpoints(file));
 			for (const [key, value] of checkpoints) merged.set(key, value);
 			const body: CheckpointFile = { format: FORMAT, version: VERSION, extraction: EXTRACTION_VERSION, files: Object.fromEntries([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
-			await mkdir(dirname(file), { recursive: true });
+			makePbotFolder(dirname(file));
 			await writeFileAtomic(file, `${JSON.stringify(body)}\n`);
 		},
 	};

@@ -1,10 +1,10 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { isValidId } from "../../services/history/ids.ts";
 import { archivePath, createArchiveHoldingLock, historyDir } from "./archiveFiles.ts";
 import { upcastArchive } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { isInside } from "./paths.ts";
+import { isInside, makePbotFolder } from "./paths.ts";
 import { isTemporaryFile } from "./writeJsonAtomic.ts";
 
 /**
@@ -81,7 +81,7 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 			continue;
 		}
 		const target = archivePath(workspace, sessionId);
-		await mkdir(historyDir(workspace), { recursive: true });
+		makePbotFolder(dirname(historyDir(workspace)), historyDir(workspace));
 		const wrote = await withFileLock(
 			lockPathOf(target),
 			// Made only if still absent, as an ingest makes archives (without the lock: see `writeArchive`).

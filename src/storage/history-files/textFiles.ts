@@ -1,9 +1,10 @@
-import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { TextStore } from "../../services/history/ports.ts";
 import { isValidId } from "../../services/history/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
+import { makePbotFolder } from "./paths.ts";
 import { readRegularFile } from "./regularFile.ts";
 import { isTemporaryFile, temporaryName } from "./writeJsonAtomic.ts";
 
@@ -50,7 +51,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 		write: async (sessionId, bytes) => {
 			const target = file(sessionId);
 			if (!made) {
-				mkdirSync(dir, { recursive: true });
+				makePbotFolder(dirname(dir), dir);
 				made = true;
 			}
 			try {
@@ -58,14 +59,14 @@ export function workspaceTextStore(workspace: string): TextStore {
 			} catch (err) {
 				if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
 				// The folder was removed meanwhile (a person clearing it): made again.
-				mkdirSync(dir, { recursive: true });
+				makePbotFolder(dirname(dir), dir);
 				replaceFileSync(target, bytes);
 			}
 		},
 		remove: async (sessionId) => rm(file(sessionId), { force: true }),
 		readHeads: async () => readRegularFile(join(dir, HEADS_FILE))?.bytes,
 		writeHeads: async (bytes) => {
-			mkdirSync(dir, { recursive: true });
+			makePbotFolder(dirname(dir), dir);
 			replaceFileSync(join(dir, HEADS_FILE), bytes);
 		},
 	};
