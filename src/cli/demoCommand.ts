@@ -2,7 +2,7 @@
  * `pbot-history demo`: the bundled sample sessions copied into a workspace (a temporary one unless
  * `--keep` names it), ingested, then toured (`demoTour.ts`). Loaded only when the demo runs.
  */
-import { cp, mkdtemp, readdir } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
@@ -27,8 +27,16 @@ export async function runDemo(options: DemoCommandOptions): Promise<void> {
 	const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));
 	await cp(samples, sessions, { recursive: true, filter: (src) => !src.endsWith(".json") || src === samples });
 	stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
-	const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
-	const report = await service.ingest();
-	stdout(formatIngestReport(report, historyDir(workspace)));
-	await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
+	try {
+		const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
+		const report = await service.ingest();
+		stdout(formatIngestReport(report, historyDir(workspace)));
+		await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
+	} finally {
+		// A temporary workspace is the demo's own: removed, not left in the temp folder.
+		if (!options.keep) {
+			await rm(workspace, { recursive: true, force: true });
+			stdout(`\nRemoved the demo workspace ${workspace}. To keep one and try the commands above: pbot-history demo --keep DIR`);
+		}
+	}
 }

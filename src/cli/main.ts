@@ -11,6 +11,7 @@ import { isQueryError } from "../services/history/query/errors.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
 import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
+import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** Where the CLI writes; tests pass their own. */
@@ -49,10 +50,7 @@ const defaultIo: CliIo = {
 /** Ctrl+C stopped the command after it cleaned up: exit code 130, as shells expect. */
 class Interrupted extends Error {}
 
-/** A mistake in how the command was called: exit code 2. */
-export class UsageError extends Error {
-	override readonly name = "UsageError";
-}
+export { UsageError } from "./usageError.ts";
 
 /** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures, 130 interrupted). */
 export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {

@@ -3,18 +3,20 @@
  * actions (`await import`), not by the CLI's start: it brings the service, its storage and session
  * discovery, which `--help` and a mistyped flag do not need.
  */
+import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/historyService.ts";
+import { UsageError } from "./usageError.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** The history service of the workspace the options name. */
 export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistoryService {
 	return openWorkspaceHistory({
 		workspace: workspaceOf(opts, cwd),
-		...(opts.sessions ? { sessionDirs: opts.sessions.map((d) => resolve(cwd, d)) } : {}),
+		...(opts.sessions ? { sessionDirs: sessionFolders(opts.sessions, cwd) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),
 	});
 }
@@ -26,9 +28,28 @@ export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistorySer
 export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { discovery: DiscoveryOptions; folders: string[] } {
 	const workspace = workspaceOf(opts, cwd);
 	if (opts.sessions && opts.sessions.length > 0) {
-		const folders = opts.sessions.map((d) => resolve(cwd, d));
+		const folders = sessionFolders(opts.sessions, cwd);
 		return { discovery: { workspace, sessionDirs: folders }, folders };
 	}
 	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
+}
+
+/**
+ * The folders `--sessions` names, each a readable folder: a missing path, a file or an unreadable
+ * folder is the caller's mistake (exit 2), not "0 sessions".
+ */
+function sessionFolders(dirs: readonly string[], cwd: string): string[] {
+	return dirs.map((d) => {
+		const dir = resolve(cwd, d);
+		const stat = statSync(dir, { throwIfNoEntry: false });
+		if (!stat) throw new UsageError(`--sessions: ${d} does not exist`);
+		if (!stat.isDirectory()) throw new UsageError(`--sessions: ${d} is not a folder`);
+		try {
+			accessSync(dir, constants.R_OK | constants.X_OK);
+		} catch {
+			throw new UsageError(`--sessions: ${d} cannot be read`);
+		}
+		return dir;
+	});
 }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -85,9 +86,12 @@ describe("pbot-history ingest", () => {
 		expect(err.join("")).toContain("unknown option");
 	});
 
-	it("runs as the built bin: the demo ingests the bundled sessions", async () => {
+	it("runs as the built bin: the demo ingests the bundled sessions, and removes its temporary workspace", async () => {
 		const { stdout } = await exec(process.execPath, ["bin/pbot-history.mjs", "demo"], { cwd: process.cwd() });
 		expect(stdout).toMatch(/Ingested 17 session\(s\)/);
 		expect(stdout).toContain("72");
+		const workspace = /^Demo workspace: (.+)$/m.exec(stdout)?.[1] as string;
+		expect(stdout).toContain(`Removed the demo workspace ${workspace}.`);
+		expect(existsSync(workspace)).toBe(false);
 	});
 });

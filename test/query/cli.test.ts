@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -144,5 +144,25 @@ describe("pbot-history demo", () => {
 		const ids = steps.slice(2).map((l) => l.split(" ")[3] as string);
 		const before = (id: string) => run.stdout.slice(0, run.stdout.indexOf(`$ pbot-history read ${id}`));
 		for (const id of ids) expect(before(id)).toContain(id);
+	});
+});
+
+describe("CLI --sessions", () => {
+	it("exits 2 with a clear message when it names a missing path or a file, instead of answering 0 sessions", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-bad-sessions-"));
+		await mkdir(join(root, "ws"));
+		const file = join(root, "a-file.jsonl");
+		await writeFile(file, "");
+		for (const [dir, why] of [
+			[join(root, "missing"), "does not exist"],
+			[file, "is not a folder"],
+		] as const) {
+			for (const command of [["sessions"], ["search", "x"], ["ingest"]]) {
+				const run = await cli([...command, "--workspace", join(root, "ws"), "--sessions", dir, "--agent-dir", join(root, "agent")]);
+				expect(run.code, `${command[0]} ${dir}`).toBe(2);
+				expect(run.stderr).toContain(`--sessions: ${dir} ${why}`);
+			}
+		}
+		await rm(root, { recursive: true, force: true });
 	});
 });

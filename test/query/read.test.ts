@@ -102,7 +102,7 @@ describe("read", () => {
 			const qa = qaByQuestion(view, fixtureSessionId("steer-followup-abort"), "Which files");
 			const total = readNode(view, { id: qa.id }).totalLength;
 			for (const offset of [total, total + 5]) expect(readNode(view, { id: qa.id, offset })).toMatchObject({ body: "", nextOffset: null, totalLength: total });
-			expect(readNode(view, { id: qa.id, limit: 0 })).toMatchObject({ body: "", nextOffset: 0 });
+			expect(readNode(view, { id: qa.id, limit: 0 })).toMatchObject({ body: "", nextOffset: null });
 			expect(errorOf(() => readNode(view, { id: qa.id, offset: -1 })).parameter).toBe("offset");
 			expect(errorOf(() => readNode(view, { id: qa.id, limit: -1 })).parameter).toBe("limit");
 			expect(errorOf(() => readNode(view, { id: qa.id, limit: Number.NaN })).parameter).toBe("limit");

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { QueryView } from "../../src/services/history/queryView.ts";
 import { searchHistory } from "../../src/services/history/query/search.ts";
+import { listSessions } from "../../src/services/history/query/sessions.ts";
 import type { SearchHit, SearchParams, SearchResult } from "../../src/services/history/query/types.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
 import {
@@ -115,9 +116,11 @@ describe("search over the fixtures", () => {
 			expect(allHits(clamped)).toHaveLength(50);
 		});
 
-		it("answers limit 0 with the count only", () => {
+		it("answers limit 0 with the count only, and no next offset to follow (it would loop)", () => {
 			const count = hits(view, { query: "topic", limit: 0 });
 			expect(count.groups).toEqual([]);
+			expect(count.nextOffset).toBeNull();
+			expect(listSessions(view, { limit: 0 })).toMatchObject({ sessions: [], nextOffset: null });
 			expect(count.total).toBe(hits(view, { query: "topic", limit: 50 }).total);
 		});
 

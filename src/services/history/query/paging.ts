@@ -5,8 +5,9 @@ import type { PageInfo } from "./types.ts";
 export function pageOf<T>(items: readonly T[], page: PageRequest): { items: T[]; info: PageInfo } {
 	const end = Math.min(items.length, page.offset + page.limit);
 	const slice = page.offset < items.length ? items.slice(page.offset, end) : [];
-	// With limit 0 the answer is a count: the rest still starts at `offset`.
-	const next = page.offset < items.length ? (page.limit === 0 ? page.offset : end < items.length ? end : null) : null;
+	// With limit 0 the answer is a count, not a page: no next offset (one equal to `offset` would
+	// send a client that follows it round for ever).
+	const next = page.limit > 0 && end < items.length ? end : null;
 	return { items: slice, info: { total: items.length, offset: page.offset, limit: page.limit, nextOffset: next, clamped: page.clamped } };
 }
 

@@ -50,7 +50,8 @@ export function readNode(view: QueryView, params: ReadParams): ReadResult {
 		limit: page.limit,
 		clamped: page.clamped,
 		totalLength: facts.body.length,
-		nextOffset: slice.end < facts.body.length ? slice.end : null,
+		// Limit 0 reads nothing: no next offset (the same one would be asked for ever).
+		nextOffset: page.limit > 0 && slice.end < facts.body.length ? slice.end : null,
 		parents,
 		children: refs(view, childIds),
 		childrenOffset,

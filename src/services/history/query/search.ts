@@ -89,7 +89,7 @@ export function groupHits(hits: readonly { readonly level: number; readonly hit:
 /** Paging facts for a list known only by its length (as `pageOf` gives them). */
 export function pageInfo(total: number, page: PageRequest): PageInfo {
 	const end = Math.min(total, page.offset + page.limit);
-	const next = page.offset < total ? (page.limit === 0 ? page.offset : end < total ? end : null) : null;
+	const next = page.limit > 0 && end < total ? end : null; // (as `pageOf`: limit 0 is a count)
 	return { total, offset: page.offset, limit: page.limit, nextOffset: next, clamped: page.clamped };
 }
 
