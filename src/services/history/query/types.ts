@@ -13,7 +13,7 @@ export interface PageInfo {
 	readonly offset: number;
 	/** The limit applied (after clamping). */
 	readonly limit: number;
-	/** Offset of the next page, or `null` when this page reaches the end. */
+	/** Offset of the next page, or `null` when this page reaches the end (always `null` with limit 0: a count). */
 	readonly nextOffset: number | null;
 	/** True when the asked limit was above the maximum and was lowered to it. */
 	readonly clamped: boolean;
