@@ -5,7 +5,7 @@
  */
 import { formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
-import { table } from "./format.ts";
+import { printable, table } from "./format.ts";
 
 export interface FormatOptions {
 	/** ANSI highlighting (bold + inverse) of matches. */
@@ -41,7 +41,7 @@ export function formatSessions(result: SessionListResult): string {
 		s.branches,
 		s.incomplete,
 		`${s.summariesReady}/${s.summariesPending}`,
-		oneLine(s.title, TITLE_WIDTH),
+		printable(oneLine(s.title, TITLE_WIDTH)),
 	]);
 	return [
 		`Sessions ${shown(result, result.sessions.length)}, newest first (times in UTC):`,
@@ -67,7 +67,7 @@ function hitFlags(hit: SearchHit): string {
 /** The snippet on one line, the match highlighted. */
 export function snippetLine(hit: SearchHit, color: boolean): string {
 	const { start, length } = hit.match;
-	const flat = (t: string) => t.replace(/\s+/g, " ");
+	const flat = (t: string) => printable(t.replace(/\s+/g, " "));
 	return flat(hit.snippet.slice(0, start)) + highlight(flat(hit.snippet.slice(start, start + length)), color) + flat(hit.snippet.slice(start + length));
 }
 
@@ -77,7 +77,7 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 	const lines = [`Hits for ${JSON.stringify(result.query)}: ${shown(result, count)} (times in UTC)`];
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
-		const rows = group.hits.map((h) => [h.id, formatTime(h.endedAt), oneLine(h.sessionTitle, TITLE_WIDTH), hitFlags(h)]);
+		const rows = group.hits.map((h) => [h.id, formatTime(h.endedAt), printable(oneLine(h.sessionTitle, TITLE_WIDTH)), hitFlags(h)]);
 		const [head, ...body] = table(["id", "time", "session", "flags"], rows).split("\n");
 		lines.push(`  ${head}`);
 		body.forEach((row, i) => {
@@ -92,7 +92,7 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 }
 
 function refTable(refs: readonly NodeRef[]): string {
-	const rows = refs.map((r) => [r.id, r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session", formatRange(r.startedAt, r.endedAt), oneLine(r.preview, 72)]);
+	const rows = refs.map((r) => [r.id, r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session", formatRange(r.startedAt, r.endedAt), printable(oneLine(r.preview, 72))]);
 	return table(["id", "kind", "time (UTC)", "preview"], rows)
 		.split("\n")
 		.map((l) => `  ${l}`)
@@ -105,13 +105,13 @@ export function formatRead(result: ReadResult): string {
 	const source = result.source.entryIds.length > 0 ? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}` : `session ${result.source.sessionId}`;
 	const lines = [
 		`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`,
-		`Session: ${result.sessionTitle} (${result.sessionId})`,
+		`Session: ${printable(result.sessionTitle)} (${result.sessionId})`,
 		`Source: ${source}`,
 	];
 	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents));
 	lines.push("", "─".repeat(40));
 	if (result.totalLength === 0) lines.push(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)");
-	else lines.push(result.body);
+	else lines.push(printable(result.body));
 	lines.push("─".repeat(40));
 	const end = result.offset + result.body.length;
 	if (result.offset > 0 || result.nextOffset !== null) lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);

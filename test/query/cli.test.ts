@@ -6,6 +6,7 @@ import { runCli, type CliIo } from "../../src/cli/main.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { ReadResult, SearchResult, SessionListResult } from "../../src/services/history/query/types.ts";
 import { fixtureSessionId, fixtureWorkspace } from "./helpers.ts";
+import { header, jsonl, reply, user } from "../helpers/entries.ts";
 
 interface Run {
 	readonly code: number;
@@ -163,6 +164,29 @@ describe("CLI --sessions", () => {
 				expect(run.stderr).toContain(`--sessions: ${dir} ${why}`);
 			}
 		}
+		await rm(root, { recursive: true, force: true });
+	});
+});
+
+describe("CLI output of archived text", () => {
+	it("shows escape sequences, bells, carriage returns and bidi overrides as visible marks, and keeps them as they were in --json", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-escapes-"));
+		const sessions = join(root, "sessions");
+		await mkdir(sessions, { recursive: true });
+		const id = "0190aaaa-0000-7000-8000-0000000000e5";
+		const hostile = "Rename \u001b]0;pwned\u0007 the \u001b[2J file\r\u001b]8;;https://evil.example\u001b\\link\u001b]8;;\u001b\\ to \u202egnp.exe please";
+		await writeFile(join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`), jsonl([header(id), user("u1", null, hostile), reply("a1", "u1", `Done: ${hostile}`)]));
+		const where = ["--workspace", join(root, "ws"), "--sessions", sessions, "--agent-dir", join(root, "agent")];
+		const runs = [await cli(["sessions", ...where]), await cli(["search", "rename", ...where])];
+		const qaId = (JSON.parse((await cli(["search", "rename", ...where, "--json"])).stdout) as SearchResult).groups[0]?.hits[0]?.id as string;
+		runs.push(await cli(["read", qaId, ...where]), await cli(["read", id, ...where]));
+		for (const run of runs) {
+			expect(run.code).toBe(0);
+			expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+		}
+		expect(runs[2]?.stdout).toContain("Rename ␛]0;pwned␇ the ␛[2J file␍␛]8;;https://evil.example␛\\link␛]8;;␛\\ to <U+202E>gnp.exe please");
+		const json = JSON.parse((await cli(["read", qaId, ...where, "--json"])).stdout) as ReadResult;
+		expect(json.body).toContain(hostile);
 		await rm(root, { recursive: true, force: true });
 	});
 });
