@@ -582,10 +582,8 @@ export class HistoryService {
 	}
 
 	private listSessions(params: SessionsParams): SessionListResult {
-		const facts = function* (texts: Iterable<{ readonly sessionId: string; readonly header: { readonly session: SessionListFacts } }>): Iterable<[string, SessionListFacts]> {
-			for (const t of texts) yield [t.sessionId, t.header.session];
-		};
-		return listSessionFacts(facts(this.projection.sessions()), (id) => this.projection.get(id) !== undefined, params);
+		const facts = Array.from(this.projection.sessions(), (head): [string, SessionListFacts] => [head.sessionId, head.header.session]);
+		return listSessionFacts(facts, (id) => this.projection.get(id) !== undefined, params);
 	}
 
 	/**

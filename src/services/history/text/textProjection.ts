@@ -152,7 +152,7 @@ export class TextProjection {
 			return;
 		}
 		// A process that holds heads keeps this one current (an ingest-only process holds none).
-		if (this.heads.size > 0 || this.heads.has(body.sessionId)) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
+		if (this.heads.size > 0) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
 	}
 
 	/** The body kept for this head, if any (one kept for an older head is let go). */
