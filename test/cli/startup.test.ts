@@ -31,8 +31,15 @@ process.on("exit", () => {
 });
 `;
 
-async function loadedBy(args: readonly string[], env: Record<string, string> = {}): Promise<string[]> {
-	const { stderr } = await exec(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`, "bin/pbot-history.mjs", ...args], {
+/**
+ * The modules a CLI process loads: of the bin as shipped (bundled: Node resolves its chunks and the
+ * packages left outside it), or (`modules`) of the same build before bundling, where each of
+ * pbot's modules is a file of its own — the bundle keeps its lazy imports as chunks, so what the
+ * module build loads is what the bundle's chunks hold.
+ */
+async function loadedBy(args: readonly string[], env: Record<string, string> = {}, build: "bin" | "modules" = "modules"): Promise<string[]> {
+	const entry = build === "bin" ? ["bin/pbot-history.mjs"] : ["--input-type=module", "-e", 'import { runCli } from "./dist/cli/main.js"; process.exitCode = await runCli(process.argv.slice(1));', "--"];
+	const { stderr } = await exec(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...entry, ...args], {
 		cwd: process.cwd(),
 		env: { ...process.env, ...env },
 	});
@@ -58,6 +65,19 @@ describe("pbot-history start-up", () => {
 		for (const heavy of ["/node_modules/rxjs/", "/node_modules/immer/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/services/history/historyService.js", "/dist/storage/", "/dist/cli/watchCommand.js", "/dist/cli/queryFormat.js"]) {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
+	});
+
+	it("the bundled bin loads a few chunks of its own and none of the packages a command does not need", async () => {
+		const help = await loadedBy(["--help"], {}, "bin");
+		const sessions = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")], {}, "bin");
+		for (const modules of [help, sessions]) {
+			expect(loads(modules, "/dist/cli-bundle/main.js")).toBe(true);
+			// Bundled: none of pbot's modules is loaded as a file of its own, nor commander's.
+			expect(loads(modules, "/dist/services/")).toBe(false);
+			expect(loads(modules, "/node_modules/commander/")).toBe(false);
+			for (const heavy of ["/node_modules/rxjs/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/"]) expect(loads(modules, heavy), heavy).toBe(false);
+		}
+		expect(help.filter((m) => m.includes("/dist/cli-bundle/")).length).toBeLessThan(sessions.filter((m) => m.includes("/dist/cli-bundle/")).length);
 	});
 
 	it("a query command loads the service but not watch's chokidar and ndjson, nor Pi's SDK", async () => {

@@ -649,7 +649,7 @@ export class HistoryService {
 	async archivedQa(): Promise<Map<string, { readonly endMs: number; readonly completed: boolean }>> {
 		await this.projection.catchUp();
 		const out = new Map<string, { endMs: number; completed: boolean }>();
-		for (const head of this.projection.sessions()) {
+		for (const head of await this.projection.withRows()) {
 			for (let row = 0; row < head.docs; row++) if (head.level(row) === 0) out.set(head.id(row), { endMs: head.endMs(row), completed: head.completed(row) });
 		}
 		return out;
@@ -659,8 +659,14 @@ export class HistoryService {
 	async read(params: ReadParams): Promise<ReadResult> {
 		await this.refreshForQuery();
 		const id = parseNodeIdSyntax((params ?? {}).id);
+		// First the sessions the heads file names: the node's archive is read (fresh) either way,
+		// so no catch-up of every other session is needed when one of them has it.
+		for (const candidate of await this.projection.nodeCandidates(id)) {
+			const found = await this.archiveOf(candidate);
+			if (found?.view.nodes.has(id)) return readNode(found.view, params);
+		}
 		await this.projection.catchUp();
-		const sessionId = this.projection.sessionOfNode(id);
+		const sessionId = await this.projection.sessionOfNode(id);
 		const found = sessionId !== undefined ? await this.archiveOf(sessionId) : undefined;
 		if (!found) throw unknownNode(id);
 		return readNode(found.view, params);

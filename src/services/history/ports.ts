@@ -71,9 +71,10 @@ export interface TextStore {
 	remove(sessionId: string): Promise<void>;
 	/**
 	 * One file holding every session's head (`TextProjection` writes and checks it): what a new
-	 * process reads instead of opening every projection to list sessions. Optional; a cache.
+	 * process reads instead of opening every projection to list sessions. Optional; a cache. Read
+	 * in parts (`offset`, `length`, `extent` as for `read`): listing sessions needs only its first.
 	 */
-	readHeads?(): Promise<Buffer | undefined>;
+	readHeads?(options?: TextReadOptions): Promise<Buffer | undefined>;
 	writeHeads?(bytes: Uint8Array): Promise<void>;
 }
 

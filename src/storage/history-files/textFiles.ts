@@ -64,7 +64,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 			}
 		},
 		remove: async (sessionId) => rm(file(sessionId), { force: true }),
-		readHeads: async () => readRegularFile(join(dir, HEADS_FILE))?.bytes,
+		readHeads: async (options) => readRegularFile(join(dir, HEADS_FILE), options)?.bytes,
 		writeHeads: async (bytes) => {
 			makePbotFolder(dirname(dir), dir);
 			replaceFileSync(join(dir, HEADS_FILE), bytes);

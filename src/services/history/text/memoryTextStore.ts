@@ -1,4 +1,4 @@
-import type { TextStore } from "../ports.ts";
+import type { TextReadOptions, TextStore } from "../ports.ts";
 
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
 export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {
@@ -7,23 +7,25 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 	return {
 		files,
 		list: async () => [...files.keys()],
-		read: async (sessionId, options = {}) => {
-			const bytes = files.get(sessionId);
-			if (bytes === undefined) return undefined;
-			const offset = Math.min(options.offset ?? 0, bytes.length);
-			const first = bytes.subarray(offset, options.length === undefined ? bytes.length : Math.min(bytes.length, offset + options.length));
-			if (!options.extent || first.length < (options.length ?? Infinity)) return first;
-			return bytes.subarray(offset, Math.min(bytes.length, offset + Math.max(first.length, options.extent(first))));
-		},
+		read: async (sessionId, options) => readPart(files.get(sessionId), options),
 		write: async (sessionId, bytes) => {
 			files.set(sessionId, Buffer.from(bytes));
 		},
 		remove: async (sessionId) => {
 			files.delete(sessionId);
 		},
-		readHeads: async () => heads,
+		readHeads: async (options) => readPart(heads, options),
 		writeHeads: async (bytes) => {
 			heads = Buffer.from(bytes);
 		},
 	};
+}
+
+/** What `TextStore.read` gives of `bytes` (a stored file) for `options`. */
+function readPart(bytes: Buffer | undefined, options: TextReadOptions = {}): Buffer | undefined {
+	if (bytes === undefined) return undefined;
+	const offset = Math.min(options.offset ?? 0, bytes.length);
+	const first = bytes.subarray(offset, options.length === undefined ? bytes.length : Math.min(bytes.length, offset + options.length));
+	if (!options.extent || first.length < (options.length ?? Infinity)) return first;
+	return bytes.subarray(offset, Math.min(bytes.length, offset + Math.max(first.length, options.extent(first))));
 }

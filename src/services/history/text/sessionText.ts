@@ -283,6 +283,11 @@ export class SessionText {
 		return this.header.docs;
 	}
 
+	/** Whether the table and ids are at hand (not just the header line: what listing sessions needs). */
+	get hasRows(): boolean {
+		return this.bytes.length >= this.metaAt;
+	}
+
 	/** Whether the meta and text sections are at hand (not just the head). */
 	get hasText(): boolean {
 		return this.body !== undefined;
@@ -334,6 +339,16 @@ export class SessionText {
 	withBody(body: Buffer): SessionText {
 		if (body.length !== this.originalAt - this.metaAt) throw new SessionTextError(`cut short (${body.length} of ${this.originalAt - this.metaAt} body bytes)`);
 		return new SessionText(this.bytes, this.header, this.tableAt, { bytes: body, at: this.metaAt });
+	}
+
+	/** The ids section (every row's id, back to back), from the head (which must be at hand). */
+	idsBytes(): Buffer {
+		return this.bytes.subarray(this.idsAt, this.metaAt);
+	}
+
+	/** Bytes of the header line (with its newline): what `parse(…, "header")` needs. */
+	headerBytes(): number {
+		return this.tableAt;
 	}
 
 	/** Bytes of the file up to the end of its ids: what `parse(…, "head")` needs. */

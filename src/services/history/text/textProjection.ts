@@ -1,5 +1,6 @@
 import type { SessionArchive } from "../archive.ts";
 import type { ArchiveStore, TextStore } from "../ports.ts";
+import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
@@ -49,6 +50,8 @@ export class TextProjection {
 	/** Revisions for stores that cannot tell them: this process's writes, counted. */
 	private localRevision = 0;
 	private scanBuffer: Buffer | undefined;
+	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
+	private cachedRevisions = new Map<string, string>();
 
 	constructor(private readonly options: TextProjectionOptions) {}
 
@@ -84,10 +87,42 @@ export class TextProjection {
 	}
 
 	/** The session holding a node id (a session root, Q&A or summary), as of the last catch-up. */
-	sessionOfNode(id: string): string | undefined {
+	async sessionOfNode(id: string): Promise<string | undefined> {
 		if (this.heads.has(id)) return id;
-		for (const head of this.heads.values()) if (head.findId(id) >= 0) return head.sessionId;
+		for (const head of await this.withRows()) if (head.findId(id) >= 0) return head.sessionId;
 		return undefined;
+	}
+
+	/**
+	 * Sessions that may hold a node id, from the heads file alone (no catch-up, no projection
+	 * file): those whose ids contain it as bytes. What `read` tries before a catch-up; the caller
+	 * confirms a candidate against its archive (a stale heads file may name the wrong sessions or
+	 * miss the right one).
+	 */
+	nodeCandidates(id: string): Promise<string[]> {
+		return this.inTurn(async () => {
+			if (this.heads.has(id)) return [id];
+			const found = await this.readHeadsFile("ids");
+			if (!found) return [];
+			if (this.heads.size === 0) {
+				for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
+				this.cachedRevisions = new Map([...found.heads.values()].map((h) => [h.sessionId, h.revision]));
+			}
+			const needle = Buffer.from(id, "utf8");
+			return [...found.ids].filter(([, ids]) => ids.includes(needle)).map(([sessionId]) => sessionId);
+		});
+	}
+
+	/**
+	 * Every session's head with its table and ids (what finding a node or listing every Q&A
+	 * needs), as of the last catch-up: a new process that listed sessions holds only their
+	 * header lines, and reads the rest from the heads file (or a projection file) now.
+	 */
+	withRows(): Promise<SessionText[]> {
+		return this.inTurn(async () => {
+			await this.fillRows();
+			return [...this.heads.values()];
+		});
 	}
 
 	/** A session as it is in memory (`source`), searched instead of its file until `dropOverlay(source)`. */
@@ -182,8 +217,11 @@ export class TextProjection {
 
 	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
 		const { archives } = this.options;
-		if (this.heads.size === 0) await this.loadHeads();
-		const before = new Set(this.heads.values());
+		// A scan of every session needs every head's rows: one read of the heads file costs less
+		// than reading them with each projection file and copying them out of the scan buffer.
+		const rows = visit !== undefined && only === undefined;
+		if (this.heads.size === 0) await this.loadHeads(rows ? "rows" : "headers");
+		if (rows) await this.fillRows();
 		const revisions = archives.revisions ? await archives.revisions() : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
@@ -210,7 +248,7 @@ export class TextProjection {
 			if (head !== undefined && !visited) continue;
 			// Read: for a scan, the body beside a current head, or the file to the end of its text
 			// (into the reused buffer); else the head.
-			if (head !== undefined && visited) {
+			if (head !== undefined && visited && head.hasRows) {
 				const kept = this.keptBody(head);
 				const body = kept ?? (await this.readBody(head));
 				if (body) {
@@ -230,14 +268,14 @@ export class TextProjection {
 				text = await this.rebuild(id, writes);
 				if (!text) continue;
 			}
-			if (head === undefined || head.revision !== text.revision) head = this.hold(text);
+			if (head === undefined || !head.hasRows || head.revision !== text.revision) head = this.hold(text);
 			if (visited) visit(text, head);
 		}
 		// A session live in memory whose first archive write has not landed yet.
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		await Promise.all(writes);
 		await this.removeOrphans(live);
-		if (this.heads.size !== before.size || [...this.heads.values()].some((h) => !before.has(h))) await this.saveHeads();
+		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision)) await this.saveHeads();
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
 	}
@@ -312,44 +350,63 @@ export class TextProjection {
 	}
 
 	/**
-	 * A new process's heads from the heads file: each is what reading its projection would give
-	 * (the catch-up checks its revision against the archive's like any held head: the same
-	 * revision means the same archive, so the same projection). A damaged file is ignored.
+	 * A new process's heads from the heads file: whole, or header lines only (what listing
+	 * sessions and the catch-up's revision check need; the rest is read when asked for:
+	 * `fillRows`). Each is what reading its projection would give: the catch-up checks its revision
+	 * against the archive's like any held head (the same revision means the same archive, so the
+	 * same projection). A damaged file is ignored.
 	 */
-	private async loadHeads(): Promise<void> {
-		const bytes = await this.options.texts.readHeads?.().catch(() => undefined);
-		if (!bytes) return;
-		const found = new Map<string, SessionText>();
-		try {
-			for (let at = 0; at < bytes.length; ) {
-				const idLength = bytes.readUInt32LE(at);
-				const id = bytes.toString("utf8", at + 4, at + 4 + idLength);
-				const headLength = bytes.readUInt32LE(at + 4 + idLength);
-				const start = at + 8 + idLength;
-				if (start + headLength > bytes.length) return;
-				found.set(id, SessionText.parse(bytes.subarray(start, start + headLength), id, "head"));
-				at = start + headLength;
-			}
-		} catch {
-			return; // damaged: every head is read from its file instead
-		}
-		for (const [id, head] of found) this.heads.set(id, head);
+	private async loadHeads(part: "headers" | "rows"): Promise<void> {
+		const found = await this.readHeadsFile(part);
+		if (!found) return;
+		for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
+		this.cachedRevisions = new Map([...found.heads.values()].map((h) => [h.sessionId, h.revision]));
 	}
 
-	/** Writes every held head into the heads file (after a catch-up that changed any). */
+	private async readHeadsFile(part: HeadsPart): Promise<ReturnType<typeof parseHeadsFile>> {
+		const { texts } = this.options;
+		const bytes = await texts.readHeads?.(part === "rows" ? undefined : { length: HEADS_PREFIX, extent: headsExtent(part) }).catch(() => undefined);
+		return bytes && parseHeadsFile(bytes, part);
+	}
+
+	/**
+	 * Gives every held head its table and ids: from the heads file where its entry is of the same
+	 * revision, else from the projection file (made again from the archive when that differs).
+	 */
+	private async fillRows(): Promise<void> {
+		const missing = [...this.heads.values()].filter((h) => !h.hasRows);
+		if (missing.length === 0) return;
+		const cached = (await this.readHeadsFile("rows"))?.heads ?? new Map<string, SessionText>();
+		const writes: Promise<void>[] = [];
+		for (const head of missing) {
+			let full = cached.get(head.sessionId);
+			if (full?.revision !== head.revision) {
+				// Not in the heads file as held: it is written again at the end of the next catch-up.
+				this.cachedRevisions.delete(head.sessionId);
+				const read = await this.readStored(head.sessionId, "head");
+				full = read instanceof SessionText && read.revision === head.revision ? read : await this.rebuild(head.sessionId, writes);
+			}
+			if (!full) this.heads.delete(head.sessionId);
+			// From the heads file: a view of its bytes, read for this (no copy); else copied out of the scan buffer.
+			else if (full === cached.get(head.sessionId)) this.heads.set(head.sessionId, full);
+			else this.hold(full);
+		}
+		await Promise.all(writes);
+	}
+
+	/**
+	 * Writes every held head into the heads file (after a catch-up that changed any): first every
+	 * session's header line (all that listing sessions reads), then every table and ids.
+	 */
 	private async saveHeads(): Promise<void> {
 		if (!this.options.texts.writeHeads) return;
-		const parts: Buffer[] = [];
-		for (const [id, head] of this.heads) {
-			const name = Buffer.from(id, "utf8");
-			const bytes = head.bytes.subarray(0, head.headBytes());
-			const lengths = Buffer.allocUnsafe(8 + name.length);
-			lengths.writeUInt32LE(name.length, 0);
-			name.copy(lengths, 4);
-			lengths.writeUInt32LE(bytes.length, 4 + name.length);
-			parts.push(lengths, bytes);
+		await this.fillRows();
+		try {
+			await this.options.texts.writeHeads(encodeHeadsFile(this.heads.values()));
+			this.cachedRevisions = new Map([...this.heads.values()].map((h) => [h.sessionId, h.revision]));
+		} catch {
+			// A cache: the next process reads the projection files instead.
 		}
-		await this.options.texts.writeHeads(Buffer.concat(parts)).catch(() => undefined);
 	}
 
 	/** Projection files whose archive is gone: derived from nothing, removed. */
@@ -367,3 +424,4 @@ export class TextProjection {
 		for (const id of orphans) if (!now.has(id)) await this.options.texts.remove(id).catch(() => undefined);
 	}
 }
+

@@ -1,0 +1,109 @@
+import { SessionText } from "./sessionText.ts";
+
+/**
+ * The heads file (`text/heads.cache`): every session's projection head in one file, so a new
+ * process lists sessions, finds a node or starts a scan without opening every projection file.
+ * A cache: each entry names its revision and is checked like any held head, and a damaged file is
+ * ignored. In three parts, each read only by what needs it (the file runs to megabytes on a big
+ * history, and bytes read are what a new process pays for):
+ *
+ *   header   `PBHEADS3`, then u32 LE: sessions, end of part 1, end of part 2
+ *   part 1   per session: its id and its projection's header line   → listing sessions
+ *   part 2   per session: its ids section (ids back to back)         → finding a node (`read`)
+ *   part 3   per session: its head (header line, table, ids)         → a scan, `watch`
+ *
+ * Every field is a u32 LE length and its bytes; the parts list the sessions in the same order.
+ */
+const MAGIC = "PBHEADS3";
+const START = 20;
+/** Bytes read first: parts 1 and 2 at once for most workspaces. */
+export const HEADS_PREFIX = 256 * 1024;
+
+/** How much of the heads file is read: up to the end of part 1, of part 2, or all of it. */
+export type HeadsPart = "headers" | "ids" | "rows";
+
+export interface HeadsFile {
+	/** Per session: its head (`rows`), or only its header line. */
+	readonly heads: Map<string, SessionText>;
+	/** Per session: its ids section (`ids` only). */
+	readonly ids: Map<string, Buffer>;
+}
+
+export function encodeHeadsFile(heads: Iterable<SessionText>): Buffer {
+	const parts: Buffer[][] = [[], [], []];
+	let count = 0;
+	for (const head of heads) {
+		count++;
+		const id = Buffer.from(head.sessionId, "utf8");
+		parts[0]?.push(u32(id.length), id, ...field(head.bytes.subarray(0, head.headerBytes())));
+		parts[1]?.push(...field(head.idsBytes()));
+		parts[2]?.push(...field(head.bytes.subarray(0, head.headBytes())));
+	}
+	const [one, two, three] = parts.map((p) => Buffer.concat(p)) as [Buffer, Buffer, Buffer];
+	const start = Buffer.alloc(START);
+	start.write(MAGIC, 0, "latin1");
+	start.writeUInt32LE(count, 8);
+	start.writeUInt32LE(START + one.length, 12);
+	start.writeUInt32LE(START + one.length + two.length, 16);
+	return Buffer.concat([start, one, two, three]);
+}
+
+/** For `TextStore.readHeads`' `extent`: how many bytes `part` needs, told the file's first bytes. */
+export function headsExtent(part: "headers" | "ids"): (first: Buffer) => number {
+	return (first) => (first.length >= START && first.toString("latin1", 0, 8) === MAGIC ? first.readUInt32LE(part === "headers" ? 12 : 16) : first.length);
+}
+
+/** The heads file's entries up to `part` (the bytes may end there); `undefined` when damaged or of another format. */
+export function parseHeadsFile(bytes: Buffer, part: HeadsPart): HeadsFile | undefined {
+	try {
+		if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
+		const count = bytes.readUInt32LE(8);
+		const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
+		const needed = part === "headers" ? ends[0] : part === "ids" ? ends[1] : bytes.length;
+		if (ends[0] > ends[1] || needed > bytes.length) return undefined;
+		const reader = new FieldReader(bytes, START);
+		const entries: { id: string; line: Buffer }[] = [];
+		for (let i = 0; i < count; i++) entries.push({ id: reader.next().toString("utf8"), line: reader.next() });
+		if (reader.at !== ends[0]) return undefined;
+		const heads = new Map<string, SessionText>();
+		const ids = new Map<string, Buffer>();
+		if (part === "rows") {
+			reader.at = ends[1];
+			for (const { id } of entries) heads.set(id, SessionText.parse(reader.next(), id, "head"));
+			return { heads, ids };
+		}
+		for (const { id, line } of entries) heads.set(id, SessionText.parse(line, id, "header"));
+		if (part === "ids") {
+			for (const { id } of entries) ids.set(id, reader.next());
+			if (reader.at !== ends[1]) return undefined;
+		}
+		return { heads, ids };
+	} catch {
+		return undefined;
+	}
+}
+
+class FieldReader {
+	constructor(
+		private readonly bytes: Buffer,
+		public at: number,
+	) {}
+
+	next(): Buffer {
+		const length = this.bytes.readUInt32LE(this.at);
+		const start = this.at + 4;
+		if (start + length > this.bytes.length) throw new RangeError("field runs past the end");
+		this.at = start + length;
+		return this.bytes.subarray(start, this.at);
+	}
+}
+
+function field(bytes: Buffer): [Buffer, Buffer] {
+	return [u32(bytes.length), bytes];
+}
+
+function u32(n: number): Buffer {
+	const b = Buffer.allocUnsafe(4);
+	b.writeUInt32LE(n, 0);
+	return b;
+}
