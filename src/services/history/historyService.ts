@@ -55,8 +55,6 @@ export interface HistoryServiceOptions {
 	readonly checkpoints?: CheckpointStore;
 	/** Where the text projection (what searches scan) is kept; in memory when absent. */
 	readonly text?: TextStore;
-	/** Bytes of search text kept in memory between searches (a long-lived process: Pi); default 0. */
-	readonly keepTextBytes?: number;
 }
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
@@ -114,7 +112,6 @@ export class HistoryService {
 		this.projection = new TextProjection({
 			archives: options.store,
 			texts: options.text ?? memoryTextStore(),
-			...(options.keepTextBytes !== undefined ? { keepBodyBytes: options.keepTextBytes } : {}),
 			warn: (message) => this.warnings.push(message),
 		});
 	}

@@ -10,9 +10,6 @@ import type { MigrationReport } from "./migrateOldArchives.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
 import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
 
-/** Search text Pi keeps in memory between searches (within its +100 MB budget for pbot). */
-const PI_KEPT_TEXT_BYTES = 48 * 1024 * 1024;
-
 /**
  * pbot's state inside one Pi process: the history service of the current workspace and the live
  * tail of the current session file. It holds plain data only (see `PiSessionFacts`), so nothing
@@ -47,9 +44,6 @@ export class HistoryRuntime {
 				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
-				// Pi lives long: part of the search text stays in memory between searches (what is not
-				// kept is read again from the page cache). All of it measured +187 MB on a 1 GB history.
-				keepTextBytes: PI_KEPT_TEXT_BYTES,
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));

@@ -22,8 +22,6 @@ export interface WorkspaceHistoryOptions {
 	readonly migrate?: boolean;
 	/** What the migration did (or why it failed), once, when the service loads. */
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
-	/** See `HistoryServiceOptions.keepTextBytes`. */
-	readonly keepTextBytes?: number;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
@@ -45,7 +43,6 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		sessionDirs: [...(options.sessionDirs ?? []), ...(options.scanDirs ?? [])],
 		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
 		...(options.onMigration ? { onMigration: options.onMigration } : {}),
-		...(options.keepTextBytes !== undefined ? { keepTextBytes: options.keepTextBytes } : {}),
 	});
 }
 
@@ -58,8 +55,6 @@ export interface CreateWorkspaceHistoryOptions {
 	readonly sessionDirs?: readonly string[];
 	readonly migrate?: boolean;
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
-	/** See `HistoryServiceOptions.keepTextBytes`. */
-	readonly keepTextBytes?: number;
 }
 
 /**
@@ -79,6 +74,5 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		discovery,
 		checkpoints: workspaceCheckpointStore(workspace),
 		text: workspaceTextStore(workspace),
-		...(options.keepTextBytes !== undefined ? { keepTextBytes: options.keepTextBytes } : {}),
 	});
 }

@@ -15,12 +15,6 @@ export interface TextProjectionOptions {
 	readonly texts: TextStore;
 	/** Problems for a person: a projection rebuilt because it was missing or damaged, an archive that could not be read. */
 	readonly warn: (message: string) => void;
-	/**
-	 * Bytes of session bodies (meta and folded text) a long-lived process keeps between searches,
-	 * so those are not read again (default 0: a CLI call reads each once anyway). Pi keeps some:
-	 * the whole text would cost more memory than its budget allows.
-	 */
-	readonly keepBodyBytes?: number;
 }
 
 /**
@@ -38,9 +32,6 @@ export interface TextProjectionOptions {
 export class TextProjection {
 	/** Per session: its projection's head as last read or made. */
 	private readonly heads = new Map<string, SessionText>();
-	/** Bodies kept between searches (`keepBodyBytes`), by session, with the head they belong to. */
-	private readonly bodies = new Map<string, { readonly head: SessionText; readonly body: SessionText; readonly bytes: number }>();
-	private bodyBytes = 0;
 	private turn: Promise<unknown> = Promise.resolve();
 	/**
 	 * Sessions changed in memory (a live update) whose archive write has not landed yet: searched
@@ -190,24 +181,6 @@ export class TextProjection {
 		if (this.heads.size > 0) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
 	}
 
-	/** The body kept for this head, if any (one kept for an older head is let go). */
-	private keptBody(head: SessionText): SessionText | undefined {
-		const kept = this.bodies.get(head.sessionId);
-		if (!kept) return undefined;
-		if (kept.head === head) return kept.body;
-		this.bodies.delete(head.sessionId);
-		this.bodyBytes -= kept.bytes;
-		return undefined;
-	}
-
-	/** Keeps a copy of a body read for a scan while the budget allows (first come: no churn between searches). */
-	private keepBody(head: SessionText, body: SessionText): void {
-		const bytes = head.scanBytes() - head.headBytes();
-		if (this.bodyBytes + bytes > (this.options.keepBodyBytes ?? 0)) return;
-		this.bodies.set(head.sessionId, { head, body: head.withBody(Buffer.from(body.bodySlice(head.headBytes(), head.scanBytes()))), bytes });
-		this.bodyBytes += bytes;
-	}
-
 	/** Keeps a session's head: a copy of its first bytes, so the buffer it was read into can go or be reused. */
 	private hold(text: SessionText): SessionText {
 		const head = text.as(Buffer.from(text.bytes.subarray(0, text.headBytes())), "head");
@@ -226,12 +199,6 @@ export class TextProjection {
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
 		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
-		for (const [id, kept] of [...this.bodies]) {
-			if (!live.has(id)) {
-				this.bodies.delete(id);
-				this.bodyBytes -= kept.bytes;
-			}
-		}
 		const rebuilt = { missing: 0, damaged: 0 };
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
@@ -249,10 +216,8 @@ export class TextProjection {
 			// Read: for a scan, the body beside a current head, or the file to the end of its text
 			// (into the reused buffer); else the head.
 			if (head !== undefined && visited && head.hasRows) {
-				const kept = this.keptBody(head);
-				const body = kept ?? (await this.readBody(head));
+				const body = await this.readBody(head);
 				if (body) {
-					if (!kept) this.keepBody(head, body);
 					visit(body, head);
 					continue;
 				}
