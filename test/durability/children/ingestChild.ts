@@ -12,6 +12,9 @@ import { announcingStore } from "./announcingStore.ts";
 const [workspace, sessions] = process.argv.slice(2) as [string, string];
 const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
 await service.load();
+// The ingest pipeline is imported on the first file read (lazily, for queries): loaded here, so the
+// parent's kill moments fall in the ingest's work, not in module loading.
+await import("../../../src/services/history/replayEvents.ts");
 process.stdout.write("ready\n");
 await service.ingest();
 process.stdout.write("done\n");
