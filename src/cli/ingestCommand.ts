@@ -14,7 +14,10 @@ export interface IngestCommandOptions extends WorkspaceOptions {
  */
 export async function runIngestCommand(mode: "refresh" | "ingest", opts: IngestCommandOptions, io: { readonly stdout: (text: string) => void; readonly cwd: string }): Promise<void> {
 	const service = openFromOptions(opts, io.cwd);
-	printIngestReport(opts, await (mode === "refresh" ? service.refresh() : service.ingest()), io);
+	const report = await (mode === "refresh" ? service.refresh({ checkArchives: true }) : service.ingest());
+	printIngestReport(opts, report, io);
+	const failed = ingestTotals(report).failed;
+	if (failed > 0) throw new Error(`${failed} archive write(s) failed (see the warnings): those sessions are not stored`);
 }
 
 /** The report as JSON (`--json`) or as a table. */
@@ -35,6 +38,7 @@ export function ingestTotals(report: IngestReport) {
 		plannedByLevel: Array.from(levels, (n) => n ?? 0),
 		rejectedLines: sum(report.sessions.map((s) => s.rejectedLines)),
 		written: report.sessions.filter((s) => s.written).length,
+		failed: report.sessions.filter((s) => s.failed === true).length,
 	};
 }
 
@@ -44,7 +48,7 @@ export function formatIngestReport(report: IngestReport, archiveDir: string): st
 	const rows = report.sessions.map((s) => [s.sessionId, s.qa, s.incomplete, s.branches, levelsText(s.plannedByLevel), s.rejectedLines]);
 	rows.push(["total", totals.qa, totals.incomplete, totals.branches, levelsText(totals.plannedByLevel), totals.rejectedLines]);
 	const lines = [
-		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
+		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
 		"",
 		table(["session", "Q&A", "incomplete", "branches", "planned L1/L2/…", "rejected lines"], rows),
 	];

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -93,5 +93,23 @@ describe("pbot-history ingest", () => {
 		const workspace = /^Demo workspace: (.+)$/m.exec(stdout)?.[1] as string;
 		expect(stdout).toContain(`Removed the demo workspace ${workspace}.`);
 		expect(existsSync(workspace)).toBe(false);
+	});
+
+	it("says when an archive could not be written, and exits 1: nothing is reported written that is not", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const first = capture(ws.workspace);
+		expect(await runCli(["ingest", "--sessions", "pi-sessions", "--json"], first.io)).toBe(0);
+		const sessions = (JSON.parse(first.out.join("")) as { sessions: { sessionId: string; qa: number }[] }).sessions;
+		const victim = sessions.find((s) => s.qa > 0)?.sessionId as string;
+		// Its archive's name taken by a folder (as a failed disk would fail the write); `rebuild` reads every file again.
+		const archive = join(ws.workspace, ".pi", "pbot", "history", `${victim}.json`);
+		await rm(archive);
+		await mkdir(archive);
+		const { io, out, err } = capture(ws.workspace);
+		expect(await runCli(["rebuild", "--sessions", "pi-sessions"], io)).toBe(1);
+		expect(out.join("")).toMatch(/archive\(s\) written, 1 FAILED/);
+		expect(out.join("")).toContain(`${victim}.json is a folder`);
+		expect(err.join("")).toMatch(/1 archive write\(s\) failed/);
 	});
 });

@@ -33,6 +33,8 @@ export interface SessionIngestReport {
 	readonly rejectedLines: number;
 	/** Whether the archive file was (re)written. */
 	readonly written: boolean;
+	/** The archive had to be written and its write failed (the warnings say why): nothing of it is vouched for. */
+	readonly failed?: boolean;
 }
 
 export interface IngestReport {
@@ -92,6 +94,8 @@ export class HistoryService {
 	private readonly deferredWrites = new Set<string>();
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
+	/** Sessions whose archive a catch-up moved aside as damaged since the last repair (see `repaired`). */
+	private readonly quarantined = new Set<string>();
 	/** Projection bodies made of archive objects (see `bodyOf`): weak, they go with the archive. */
 	private readonly bodies = new WeakMap<SessionArchive, SessionTextBody>();
 	/** What searches scan and the session list reads: per session, its folded text and facts. */
@@ -113,6 +117,7 @@ export class HistoryService {
 			archives: options.store,
 			texts: options.text ?? memoryTextStore(),
 			warn: (message) => this.warnings.push(message),
+			unreadable: (id, err) => this.noteUnreadable(id, err),
 		});
 	}
 
@@ -133,7 +138,7 @@ export class HistoryService {
 
 	/** A query's refresh: what it reports is kept for `takeWarnings` (a query returns no report of its own). */
 	private async refreshForQuery(): Promise<void> {
-		this.noticed.push(...(await this.refresh()).warnings);
+		this.noticed.push(...(await this.ingestSources(true)).warnings);
 	}
 
 	/**
@@ -160,6 +165,7 @@ export class HistoryService {
 				if (archive) read[id] = archive;
 			} catch (err) {
 				this.warnings.push(`archive ${id}: ${(err as Error).message}`);
+				this.noteUnreadable(id, err as Error);
 			}
 		});
 		// (Nothing else changes the state meanwhile: loads, ingests and live updates take turns.)
@@ -204,9 +210,12 @@ export class HistoryService {
 		return this.stored;
 	}
 
-	/** Reads every discovered session file and updates the archives that changed. */
+	/**
+	 * Reads every discovered session file and updates the archives that changed; then checks the
+	 * stored archives (`checkArchives` of `refresh`).
+	 */
 	async ingest(): Promise<IngestReport> {
-		return this.ingestSources(false);
+		return this.checked(await this.ingestSources(false), false);
 	}
 
 	/**
@@ -216,8 +225,54 @@ export class HistoryService {
 	 * a hash of the first 4 KB). A refresh with nothing new costs a folder listing and a few system
 	 * calls per file, taken concurrently. What every query calls first.
 	 */
-	async refresh(): Promise<IngestReport> {
-		return this.ingestSources(true);
+	async refresh(options: { readonly checkArchives?: boolean } = {}): Promise<IngestReport> {
+		const report = await this.ingestSources(true);
+		return options.checkArchives ? this.checked(report, true) : report;
+	}
+
+	/**
+	 * After an ingest: every archive changed since the projection last saw it is read (the
+	 * projection's catch-up), so one cut short or damaged by hand is found — moved aside and its
+	 * session extracted again here — instead of passing as "unchanged". Costs a `stat` per archive
+	 * when nothing changed.
+	 */
+	private async checked(report: IngestReport, skipUnchanged: boolean): Promise<IngestReport> {
+		await this.projection.catchUp();
+		const problems = this.warnings.splice(0);
+		if (this.quarantined.size === 0) return { ...report, warnings: [...report.warnings, ...problems] };
+		this.quarantined.clear();
+		const again = await this.ingestSources(skipUnchanged);
+		const redone = new Set(again.sessions.map((s) => s.sessionId));
+		return {
+			sessions: [...report.sessions.filter((s) => !redone.has(s.sessionId)), ...again.sessions],
+			unchangedFiles: again.unchangedFiles,
+			warnings: [...report.warnings, ...problems, ...again.warnings],
+		};
+	}
+
+	/**
+	 * A query, run again once when it moved a damaged archive aside: the query's refresh then
+	 * extracts that session again from its native file, so the answer includes it.
+	 */
+	private async repaired<T>(query: () => Promise<T>): Promise<T> {
+		let result: T;
+		try {
+			result = await query();
+		} catch (err) {
+			if (this.quarantined.size === 0) throw err;
+			result = undefined as T;
+		}
+		if (this.quarantined.size === 0) return result;
+		this.quarantined.clear();
+		return query();
+	}
+
+	/** An archive that could not be read; one moved aside (damaged) is extracted again from its native file, as if never ingested. */
+	private noteUnreadable(id: string, err: Error): void {
+		if ((err as { quarantined?: unknown }).quarantined === undefined) return;
+		this.stored?.delete(id);
+		this.fingerprints.clear();
+		this.quarantined.add(id);
 	}
 
 	/**
@@ -283,6 +338,8 @@ export class HistoryService {
 			}
 		}
 
+		/** Sessions whose archive write failed. */
+		const failed = new Set<string>();
 		const unchangedFiles = sources.length - todo.length;
 		// Archive writes wait on the disk (lock, fsync, rename): the next file is read meanwhile.
 		const writes = new Set<Promise<void>>();
@@ -321,6 +378,7 @@ export class HistoryService {
 					const write: Promise<void> = ingested.write
 						.then(done, (err: Error) => {
 							warnings.push(`${source.key}: ${err.message}`);
+							failed.add(ingested.sessionId);
 						})
 						.finally(() => writes.delete(write));
 					writes.add(write);
@@ -347,7 +405,9 @@ export class HistoryService {
 			// Saved only after the archives they vouch for are written.
 			await this.options.checkpoints?.save(fresh).catch((err: Error) => warnings.push(`checkpoints: ${err.message}`));
 		}
-		return { sessions: reports, unchangedFiles, warnings };
+		// A failed write is not "written": the report says so, and the CLI exits non-zero.
+		const sessions = failed.size === 0 ? reports : reports.map((r) => (failed.has(r.sessionId) ? { ...r, written: false, failed: true } : r));
+		return { sessions, unchangedFiles, warnings };
 	}
 
 	/**
@@ -362,7 +422,13 @@ export class HistoryService {
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */
 	private async storedCheckpoints(): Promise<Map<string, SourceCheckpoint> | undefined> {
 		if (!this.options.checkpoints) return undefined;
-		this.checkpoints ??= new Map(await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>()));
+		this.checkpoints ??= new Map(
+			await this.options.checkpoints.load().catch((err: Error) => {
+				// Without them every file is read again: slower, never wrong.
+				this.warnings.push(`checkpoints: ${err.message}`);
+				return new Map<string, SourceCheckpoint>();
+			}),
+		);
 		return this.checkpoints;
 	}
 
@@ -573,6 +639,10 @@ export class HistoryService {
 	 * the text projection's session facts: no archive is read.
 	 */
 	async sessions(params: SessionsParams = {}): Promise<SessionListResult> {
+		return this.repaired(() => this.sessionsNow(params));
+	}
+
+	private async sessionsNow(params: SessionsParams): Promise<SessionListResult> {
 		await this.refreshForQuery();
 		await this.projection.catchUp();
 		return this.listSessions(params);
@@ -589,6 +659,10 @@ export class HistoryService {
 	 * for bad parameters.
 	 */
 	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
+		return this.repaired(() => this.searchNow(params));
+	}
+
+	private async searchNow(params: SearchParams): Promise<SearchResult | SessionListResult> {
 		await this.refreshForQuery();
 		// A session filter names a session the projection must know: caught up first (cheap, heads only).
 		const filtering = params.sessionId !== undefined && params.sessionId !== null && params.sessionId !== "";
@@ -654,6 +728,10 @@ export class HistoryService {
 
 	/** The tool's `read` (fresh): the archive of the node's session only. Throws `QueryError` for a bad or unknown id or bad paging. */
 	async read(params: ReadParams): Promise<ReadResult> {
+		return this.repaired(() => this.readNow(params));
+	}
+
+	private async readNow(params: ReadParams): Promise<ReadResult> {
 		await this.refreshForQuery();
 		const id = parseNodeIdSyntax((params ?? {}).id);
 		// First the sessions the heads file names: the node's archive is read (fresh) either way,
@@ -692,6 +770,7 @@ export class HistoryService {
 			}
 		} catch (err) {
 			this.warnings.push(`archive ${sessionId}: ${(err as Error).message}`);
+			this.noteUnreadable(sessionId, err as Error);
 			return undefined;
 		}
 		if (!read) return undefined;

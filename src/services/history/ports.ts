@@ -1,5 +1,6 @@
 import type { Observable } from "rxjs";
 import type { SessionArchive } from "./archive.ts";
+import type { SessionFacts } from "./types.ts";
 
 /**
  * What the history service needs from the outside world. The service never touches the file
@@ -57,6 +58,16 @@ export interface ArchiveWritten {
  * derived from its archive, rebuilt whenever it is missing, damaged or behind. Losing it loses
  * nothing.
  */
+/**
+ * What an `ArchiveStore` read error may carry: `newer`, an archive written by a newer pbot, with
+ * the session facts it could still read (the session is listed from them); `quarantined`, where a
+ * damaged archive's bytes were moved (the session is then extracted again from its native file).
+ */
+export interface ArchiveReadProblem {
+	readonly quarantined?: string;
+	readonly newer?: { readonly version: number; readonly session: SessionFacts };
+}
+
 export interface TextStore {
 	/** Session ids that have a projection file. */
 	list(): Promise<string[]>;

@@ -1,6 +1,6 @@
-import { readdirSync, statSync } from "node:fs";
-import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { lstatSync, readdirSync } from "node:fs";
+import { readdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { type SessionArchive } from "../../services/history/archive.ts";
 import type { ArchiveWritten } from "../../services/history/ports.ts";
 import { deepEqual } from "../../services/history/deepEqual.ts";
@@ -8,8 +8,8 @@ import { isValidId } from "../../services/history/ids.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { makePbotFolder } from "./paths.ts";
-import { readRegularFile } from "./regularFile.ts";
+import { checkPbotFolder, makePbotFolder } from "./paths.ts";
+import { entryKind, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
 import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
@@ -41,6 +41,7 @@ export function archivePath(workspace: string, sessionId: string): string {
 /** Session ids that have an archive in the workspace. */
 export async function listArchiveIds(workspace: string): Promise<string[]> {
 	let names: string[];
+	checkHistoryFolder(workspace);
 	try {
 		names = await readdir(historyDir(workspace));
 	} catch (err) {
@@ -54,9 +55,51 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 		.sort();
 }
 
+/** `.pi/pbot` and its `history/` are real folders inside the workspace (`checkPbotFolder`): what every listing checks first. */
+function checkHistoryFolder(workspace: string): void {
+	const dir = historyDir(workspace);
+	checkPbotFolder(dirname(dir), dir);
+}
+
 /** Reads an archive; `undefined` when there is none. A damaged one is an `ArchiveError`. */
 export async function readArchive(workspace: string, sessionId: string): Promise<SessionArchive | undefined> {
-	return (await readArchiveFile(archivePath(workspace, sessionId), sessionId))?.archive;
+	try {
+		return (await readArchiveFile(archivePath(workspace, sessionId), sessionId))?.archive;
+	} catch (err) {
+		throw await quarantined(workspace, sessionId, err);
+	}
+}
+
+/**
+ * After reading a damaged archive (cut short, not JSON, a wrong shape): moves it aside as
+ * `<id>.json.damaged-<time>` (its bytes kept for a person), under its lock and only if it is still
+ * damaged then (a writer may have replaced it meanwhile), so the session is extracted again from
+ * its native file. Returns the error to throw: the same, or one saying where the bytes went.
+ */
+async function quarantined(workspace: string, sessionId: string, err: unknown, options: WriteArchiveOptions = {}): Promise<unknown> {
+	if (!(err instanceof ArchiveError) || err.code !== "damaged") return err;
+	const file = archivePath(workspace, sessionId);
+	try {
+		const aside = await withFileLock(
+			lockPathOf(file),
+			async () => {
+				try {
+					await readArchiveFile(file, sessionId);
+					return undefined; // readable now: replaced meanwhile
+				} catch (again) {
+					if (!(again instanceof ArchiveError) || again.code !== "damaged") return undefined;
+				}
+				const name = `${file}.damaged-${Date.now()}`;
+				await rename(file, name);
+				lastWritten.delete(file);
+				return name;
+			},
+			options.lock,
+		);
+		return aside === undefined ? err : new ArchiveError(`${err.message}; its bytes are kept as ${basename(aside)} and the session is extracted again from its session file`, "damaged", aside);
+	} catch {
+		return err; // could not move it (a read-only folder): reported as it is
+	}
 }
 
 /**
@@ -66,6 +109,7 @@ export async function readArchive(workspace: string, sessionId: string): Promise
 export function archiveRevisions(workspace: string): Map<string, string> {
 	const dir = historyDir(workspace);
 	let names: string[];
+	checkHistoryFolder(workspace);
 	try {
 		names = readdirSync(dir);
 	} catch (err) {
@@ -77,8 +121,10 @@ export function archiveRevisions(workspace: string): Map<string, string> {
 		if (!name.endsWith(".json") || isTemporaryFile(name)) continue;
 		const id = name.slice(0, -".json".length);
 		if (!isValidId(id)) continue;
-		const s = statSync(join(dir, name), { throwIfNoEntry: false });
-		if (s) out.set(id, revisionOf(s));
+		// Not following links: a link or a FIFO named like an archive gets a revision no projection
+		// has, so the catch-up tries to read it and says why it cannot (never hidden, never waited on).
+		const s = lstatSync(join(dir, name), { throwIfNoEntry: false });
+		if (s) out.set(id, s.isFile() ? revisionOf(s) : `not-a-file:${s.mtimeMs}`);
 	}
 	return out;
 }
@@ -93,7 +139,12 @@ export async function readArchiveWithRevision(workspace: string, sessionId: stri
 	for (let attempt = 0; ; attempt++) {
 		const read = readRegularFile(file);
 		if (!read) return undefined;
-		const parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+		let parsed: UpcastResult;
+		try {
+			parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+		} catch (err) {
+			throw await quarantined(workspace, sessionId, err, options);
+		}
 		if (parsed.legacyFields.length > 0 && attempt === 0) {
 			await dropLegacyFields(workspace, sessionId, options);
 			continue;
@@ -104,14 +155,9 @@ export async function readArchiveWithRevision(workspace: string, sessionId: stri
 
 /** Reads and upcasts an archive file, saying which legacy fields it had. */
 async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
-	let text: string;
-	try {
-		text = await readFile(file, "utf8");
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-		throw err;
-	}
-	return parseArchiveText(text, sessionId);
+	// Never through a link, never waiting on a FIFO: a `NotRegularFileError` says what is there.
+	const text = readRegularText(file);
+	return text === undefined ? undefined : parseArchiveText(text, sessionId);
 }
 
 /** Parses and upcasts an archive's JSON text. */
@@ -196,7 +242,10 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 		withFileLock(
 			lockPathOf(file),
 			async () => {
-				for (;;) {
+				for (let attempt = 0; ; attempt++) {
+					// Bounded: each retry means another writer made the file meanwhile, which cannot
+					// happen more than once or twice under the lock (a link in the way is refused below).
+					if (attempt >= MAX_MERGE_ATTEMPTS) throw new ArchiveError(`archive ${sessionId}: made and replaced by others ${attempt} times while merging; not written`);
 					const stored = await readStoredForMerge(file, sessionId);
 					const merged = stored ? mergeArchives(stored, archive) : archive;
 					if (!stored) {
@@ -215,9 +264,12 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 
 /** The revision of the file at `file` now (called holding its lock). */
 function stampRevision(file: string): string {
-	const s = statSync(file, { throwIfNoEntry: false });
+	const s = lstatSync(file, { throwIfNoEntry: false });
 	return s ? revisionOf(s) : "";
 }
+
+/** Times a merge reads, merges and writes before it gives up (see `mergeArchive`). */
+const MAX_MERGE_ATTEMPTS = 8;
 
 function atomicOf(options: WriteArchiveOptions, onRevision?: (revision: string) => void): AtomicWriteOptions {
 	return { deferFolderSync: options.deferDurability === true, ...(onRevision ? { onRevision } : {}) };
@@ -315,9 +367,14 @@ interface Written {
 /** Per archive file: its stat after this process's last write, and what it wrote. */
 const lastWritten = new Map<string, Written>();
 
-/** The file's identity and last change, or `undefined` when there is no file (a stat: synchronous, see fileLock). */
+/**
+ * The file's identity and last change, or `undefined` when there is no file (a stat: synchronous,
+ * see fileLock). Not through a link: anything but a regular file at an archive's name (a dangling
+ * link looks absent through itself, and the creating `link` would then fail forever) is refused.
+ */
 function stampOf(file: string): string | undefined {
-	const s = statSync(file, { bigint: true, throwIfNoEntry: false });
+	const s = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+	if (s && !s.isFile()) throw new NotRegularFileError(file, entryKind(file) ?? "gone");
 	return s ? `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
 }
 

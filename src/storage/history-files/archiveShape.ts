@@ -13,12 +13,19 @@ import type { LineRejection, QaNode, SessionFacts } from "../../services/history
  */
 export type ArchiveErrorCode = "damaged" | "format" | "version" | "id";
 
-/** Raised for an archive that cannot be used; the file itself is left as it is. */
+/**
+ * Raised for an archive that cannot be used. A damaged one read through `readArchive` or
+ * `readArchiveWithRevision` has been moved aside (`quarantined` names where its bytes are kept);
+ * any other is left as it is.
+ */
 export class ArchiveError extends Error {
 	override readonly name = "ArchiveError";
 	constructor(
 		message: string,
 		readonly code: ArchiveErrorCode = "damaged",
+		readonly quarantined?: string,
+		/** For `version`: what could still be read of it (`ArchiveReadProblem.newer`). */
+		readonly newer?: { readonly version: number; readonly session: SessionFacts },
 	) {
 		super(message);
 	}
@@ -68,7 +75,15 @@ export function upcastArchive(value: unknown, options: UpcastOptions = {}): Upca
 	}
 	const version = value.version;
 	const versionOk = typeof version === "number" ? version <= ARCHIVE_VERSION : options.lenient === true && version === undefined;
-	if (!versionOk) throw new ArchiveError(`archive ${label} has version ${String(version)}; this pbot reads up to ${ARCHIVE_VERSION}`, "version");
+	if (!versionOk) {
+		// A newer pbot's: never overwritten; listed from the facts it shares with ours, where it has them.
+		const session = isObject(value.session) ? value.session : {};
+		const facts =
+			typeof version === "number" && typeof session.sessionId === "string" && (options.expectedId === undefined || session.sessionId === options.expectedId)
+				? { version, session: { sessionId: session.sessionId, version: 3, startedAt: typeof session.startedAt === "string" ? session.startedAt : new Date(0).toISOString(), ...(typeof session.name === "string" ? { name: session.name } : {}) } }
+				: undefined;
+		throw new ArchiveError(`archive ${label} has version ${String(version)}; this pbot reads up to ${ARCHIVE_VERSION} (update pbot-history to read it)`, "version", undefined, facts);
+	}
 
 	const rawSession = isObject(value.session) ? value.session : {};
 	const sessionId = rawSession.sessionId ?? (options.lenient ? (value.sessionId ?? value.id) : undefined);
@@ -101,6 +116,12 @@ export function upcastArchive(value: unknown, options: UpcastOptions = {}): Upca
 	const summaries = options.lenient ? usableSummaries(rawSummaries, sessionId, nodes) : rawSummaries;
 	// Branches may only name nodes that were kept.
 	const branches = options.lenient ? rawBranches.filter((b) => isObject(b) && typeof b.leafId === "string" && Array.isArray(b.nodeIds) && b.nodeIds.every((id) => id in nodes)) : rawBranches;
+	if (!options.lenient) {
+		// A workspace archive is checked whole on every load: one with a wrong shape would fail
+		// every query that touches it, so it is refused here (and quarantined by the caller).
+		const problem = shapeProblem(rawSession, value.nodes, value.summaries, value.branches, value.rejections, sessionId);
+		if (problem !== undefined) throw new ArchiveError(`archive ${label} is damaged: ${problem}`);
+	}
 	const archive: SessionArchive = {
 		format: ARCHIVE_FORMAT,
 		version: ARCHIVE_VERSION,
@@ -166,6 +187,47 @@ function usableRejections(value: unknown): SessionArchive["rejections"] {
 	const lines = value.lines.filter((l): l is LineRejection => isObject(l) && typeof l.line === "number" && typeof l.reason === "string" && typeof l.sample === "string");
 	const count = typeof value.count === "number" && value.count >= lines.length ? value.count : lines.length;
 	return { count, lines };
+}
+
+/**
+ * What is wrong with a current archive's shape, or `undefined`: every field the queries, the
+ * projection and the summary worker read, with the type they read it as.
+ */
+function shapeProblem(session: Record<string, unknown>, nodes: unknown, summaries: unknown, branches: unknown, rejections: unknown, sessionId: string): string | undefined {
+	for (const key of ["name", "parentSessionId", "startedAt"] as const) if (session[key] !== undefined && typeof session[key] !== "string") return `session.${key} is not text`;
+	if (!isObject(nodes)) return "nodes is not an object";
+	for (const [id, n] of Object.entries(nodes)) {
+		const where = `node ${JSON.stringify(id.slice(0, 40))}`;
+		if (!isObject(n)) return `${where} is not an object`;
+		if (n.id !== id || n.kind !== "qa" || n.sessionId !== sessionId) return `${where} does not name itself, its kind and its session`;
+		if (!Array.isArray(n.parts) || n.parts.length === 0) return `${where}: parts is not a list`;
+		for (const p of n.parts) {
+			if (!isObject(p) || (p.kind !== "input" && p.kind !== "reply") || typeof p.text !== "string" || typeof p.entryId !== "string" || typeof p.at !== "string") return `${where}: a part is not an input or a reply with text`;
+		}
+		if (!isTextList(n.entryIds) || typeof n.startedAt !== "string" || typeof n.endedAt !== "string" || typeof n.completed !== "boolean") return `${where}: entryIds, times or completed are not of their type`;
+		if (n.labels !== undefined && !isTextList(n.labels)) return `${where}: labels is not a list of text`;
+	}
+	if (!isObject(summaries)) return "summaries is not an object";
+	for (const [id, s] of Object.entries(summaries)) {
+		const where = `summary ${JSON.stringify(id.slice(0, 40))}`;
+		if (!isObject(s)) return `${where} is not an object`;
+		if (s.id !== id || s.sessionId !== sessionId || !Number.isInteger(s.level) || (s.level as number) < 1) return `${where} does not name itself, its session and its level`;
+		if (!isTextList(s.childIds) || !isObject(s.range) || typeof s.range.firstEntryId !== "string" || typeof s.range.lastEntryId !== "string") return `${where}: childIds or range is not of its type`;
+		if (typeof s.startedAt !== "string" || typeof s.endedAt !== "string") return `${where}: times are not text`;
+		if ((s.status !== "pending" && s.status !== "ready") || (s.status === "ready" && typeof s.text !== "string") || (s.text !== undefined && typeof s.text !== "string")) return `${where}: status and text do not agree`;
+		if (s.stale !== undefined && typeof s.stale !== "boolean") return `${where}: stale is not true or false`;
+	}
+	if (!Array.isArray(branches)) return "branches is not a list";
+	for (const b of branches) if (!isObject(b) || typeof b.leafId !== "string" || !isTextList(b.nodeIds)) return "a branch is not a leaf id with a list of node ids";
+	if (rejections !== undefined) {
+		if (!isObject(rejections) || typeof rejections.count !== "number" || !Array.isArray(rejections.lines)) return "rejections is not a count with lines";
+		for (const l of rejections.lines) if (!isObject(l) || typeof l.line !== "number" || typeof l.reason !== "string") return "a rejected line has no line number or reason";
+	}
+	return undefined;
+}
+
+function isTextList(value: unknown): value is string[] {
+	return Array.isArray(value) && value.every((v) => typeof v === "string");
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

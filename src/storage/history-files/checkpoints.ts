@@ -1,10 +1,10 @@
-import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { CheckpointStore, SourceCheckpoint } from "../../services/history/ports.ts";
 import { EXTRACTION_VERSION } from "../../services/history/extractionVersion.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { makePbotFolder } from "./paths.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";
+import { NotRegularFileError, readRegularText } from "./regularFile.ts";
 
 /** `.pi/pbot/checkpoints.json`, relative to the workspace. */
 export const CHECKPOINTS_FILE = join(PBOT_DIR, "checkpoints.json");
@@ -57,12 +57,15 @@ export function memoryCheckpointStore(): CheckpointStore & { readonly saved: Rea
 }
 
 async function readCheckpoints(file: string): Promise<Map<string, SourceCheckpoint>> {
-	let text: string;
+	let text: string | undefined;
 	try {
-		text = await readFile(file, "utf8");
-	} catch {
+		// Never through a link, never waiting on a FIFO: anything but a regular file is an error the service reports.
+		text = readRegularText(file);
+	} catch (err) {
+		if (err instanceof NotRegularFileError) throw err;
 		return new Map();
 	}
+	if (text === undefined) return new Map();
 	try {
 		const value = JSON.parse(text) as Partial<CheckpointFile>;
 		if (value.format !== FORMAT || value.version !== VERSION || value.extraction !== EXTRACTION_VERSION || typeof value.files !== "object" || value.files === null) return new Map();

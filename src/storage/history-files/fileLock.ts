@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
 import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { threadId } from "node:worker_threads";
+import { readRegularFile, readRegularText } from "./regularFile.ts";
 
 /**
  * A lock file beside the file it guards (`<file>.lock`), for the read–merge–write of an archive by
@@ -110,7 +110,9 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 			if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 		}
 		const current = inspect(lockPath);
-		if (current === undefined) continue; // released meanwhile
+		// Released meanwhile: try again, but not past the deadline (nothing here loops unbounded).
+		if (current === undefined && Date.now() <= deadline) continue;
+		if (current === undefined) throw new FileLockTimeout(`${basename(lockPath)} kept appearing and vanishing`);
 		if (isStale(current, staleMs)) {
 			await breakStale(lockPath, current.info?.token);
 			continue;
@@ -127,14 +129,8 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 async function release(lockPath: string, token: string): Promise<void> {
 	heldTokens.delete(token);
 	// Never delete a lock somebody else took after judging ours stale.
-	let text: string;
-	try {
-		text = readFileSync(lockPath, "utf8");
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-		throw err;
-	}
-	if (parseInfo(text).info?.token !== token) return;
+	const text = readRegularText(lockPath);
+	if (text === undefined || parseInfo(text).info?.token !== token) return;
 	try {
 		await unlink(lockPath);
 	} catch (err) {
@@ -148,14 +144,9 @@ interface LockState {
 }
 
 function inspect(lockPath: string): LockState | undefined {
-	try {
-		const text = readFileSync(lockPath, "utf8");
-		const s = statSync(lockPath);
-		return { ...parseInfo(text), ageMs: Date.now() - s.mtimeMs };
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-		throw err;
-	}
+	// Never through a link, never waiting on a FIFO: anything but a regular file is refused (an error naming it).
+	const read = readRegularFile(lockPath);
+	return read ? { ...parseInfo(read.bytes.toString("utf8")), ageMs: Date.now() - read.stat.mtimeMs } : undefined;
 }
 
 function parseInfo(text: string): { info?: LockInfo } {

@@ -21,7 +21,7 @@ export { FileLockTimeout, lockPathOf, withFileLock, type FileLockOptions } from 
 export { isTemporaryFile, writeFileAtomic, writeJsonAtomic } from "./writeJsonAtomic.ts";
 export { memoryArchiveStore, workspaceArchiveStore } from "./archiveStore.ts";
 export { migrateOldArchives, oldHistoryDir, type MigrateOldArchivesOptions, type MigrationReport } from "./migrateOldArchives.ts";
-export { isInside, pathExists } from "./paths.ts";
+export { checkPbotFolder, isInside, pathExists, UnsafePbotFolderError } from "./paths.ts";
 export { TEXT_DIR, textDir, workspaceTextStore } from "./textFiles.ts";
 export { readRegularFile } from "./regularFile.ts";
 export { revisionOf } from "./writeJsonAtomic.ts";

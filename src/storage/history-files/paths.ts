@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { access } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /**
  * Whether `path` is `dir` or inside it. Only an absolute path can say where it is: a relative one
@@ -28,11 +28,36 @@ export async function pathExists(path: string): Promise<boolean> {
  */
 export const PBOT_GITIGNORE = "# pbot history can hold pasted secrets: nothing here is committed. Delete this file to opt in to committing it.\n*\n";
 
+/** `.pi/pbot` (or a folder in it) is a link, not a folder, or resolves outside its workspace. */
+export class UnsafePbotFolderError extends Error {
+	override readonly name = "UnsafePbotFolderError";
+}
+
 /**
- * Makes a folder under the workspace's `.pi/pbot` (`dir`, or `pbotDir` itself). When `.pi/pbot`
- * is made here, its `.gitignore` is written with it; one a person deleted later is not put back.
+ * Checks that `dir` (`.pi/pbot` or a folder in it), where it exists, is a real folder inside the
+ * workspace: not a symbolic link (a cloned repository can carry one pointing anywhere), and not
+ * reached through one that leads outside (`.pi` itself a link). pbot neither reads nor writes
+ * through such a folder: an `UnsafePbotFolderError` says which and why.
+ */
+export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
+	const workspace = dirname(dirname(resolve(pbotDir)));
+	for (const folder of dir === pbotDir ? [pbotDir] : [pbotDir, dir]) {
+		const s = lstatSync(folder, { throwIfNoEntry: false });
+		if (!s) return;
+		if (s.isSymbolicLink()) throw new UnsafePbotFolderError(`${folder} is a symbolic link: pbot keeps history only in a real folder inside the workspace (remove the link)`);
+		if (!s.isDirectory()) throw new UnsafePbotFolderError(`${folder} is not a folder (remove it)`);
+	}
+	const real = realpathSync(pbotDir);
+	if (!isInside(real, realpathSync(workspace))) throw new UnsafePbotFolderError(`${pbotDir} resolves to ${real}, outside the workspace: pbot neither reads nor writes there`);
+}
+
+/**
+ * Makes a folder under the workspace's `.pi/pbot` (`dir`, or `pbotDir` itself), after checking
+ * that what is there is safe (`checkPbotFolder`). When `.pi/pbot` is made here, its `.gitignore`
+ * is written with it; one a person deleted later is not put back.
  */
 export function makePbotFolder(pbotDir: string, dir: string = pbotDir): void {
+	checkPbotFolder(pbotDir, dir);
 	if (!existsSync(pbotDir)) {
 		mkdirSync(pbotDir, { recursive: true });
 		try {
@@ -42,4 +67,5 @@ export function makePbotFolder(pbotDir: string, dir: string = pbotDir): void {
 		}
 	}
 	if (dir !== pbotDir) mkdirSync(dir, { recursive: true });
+	checkPbotFolder(pbotDir, dir); // made meanwhile by someone else: looked at again
 }

@@ -1,10 +1,46 @@
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 
 /**
  * Never follows a symbolic link and never waits: a FIFO, a device or a link where one of pbot's
  * files should be is refused (a cloned repository can carry either), not read.
  */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Something other than a regular file where pbot keeps one of its files (a symbolic link, a FIFO,
+ * a device, a folder): refused, never followed, read or waited on.
+ */
+export class NotRegularFileError extends Error {
+	override readonly name = "NotRegularFileError";
+	readonly code = "ENOTREGULAR";
+	constructor(
+		readonly path: string,
+		readonly kind: string,
+	) {
+		super(`${path} is ${kind}, not a regular file: not followed, read or written (remove it)`);
+	}
+}
+
+/** What is at `path` without following a link: `undefined` when nothing, else `file` or what else it is. */
+export function entryKind(path: string): "file" | string | undefined {
+	const s = lstatSync(path, { throwIfNoEntry: false });
+	if (!s) return undefined;
+	return kindOf(s);
+}
+
+function kindOf(s: Stats): string {
+	if (s.isFile()) return "file";
+	if (s.isSymbolicLink()) return "a symbolic link";
+	if (s.isFIFO()) return "a FIFO";
+	if (s.isDirectory()) return "a folder";
+	if (s.isSocket()) return "a socket";
+	return "a device";
+}
+
+/** A regular file's text (UTF-8), or `undefined` when there is none; anything else at the name is a `NotRegularFileError`. */
+export function readRegularText(path: string): string | undefined {
+	return readRegularFile(path)?.bytes.toString("utf8");
+}
 
 /**
  * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
@@ -23,12 +59,12 @@ export function readRegularFile(
 	} catch (err) {
 		const code = (err as NodeJS.ErrnoException).code;
 		if (code === "ENOENT") return undefined;
-		if (code === "ELOOP") throw new Error(`${path} is a symbolic link; not followed`);
+		if (code === "ELOOP") throw new NotRegularFileError(path, "a symbolic link");
 		throw err;
 	}
 	try {
 		const stat = fstatSync(fd);
-		if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
 		const fileSize = Number(stat.size);
 		const offset = Math.min(options.offset ?? 0, fileSize);
 		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);

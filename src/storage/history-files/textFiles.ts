@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import type { TextStore } from "../../services/history/ports.ts";
 import { isValidId } from "../../services/history/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
-import { makePbotFolder } from "./paths.ts";
+import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { readRegularFile } from "./regularFile.ts";
 import { isTemporaryFile, temporaryName } from "./writeJsonAtomic.ts";
 
@@ -29,13 +29,20 @@ export function textDir(workspace: string): string {
 export function workspaceTextStore(workspace: string): TextStore {
 	const dir = textDir(workspace);
 	let made = false;
+	let checked = false;
 	const file = (sessionId: string) => {
 		if (!isValidId(sessionId)) throw new Error(`invalid session id ${JSON.stringify(sessionId.slice(0, 80))}`);
+		if (!checked) {
+			// Not read through a linked folder either (once per store: the listing checks again).
+			checkPbotFolder(dirname(dir), dir);
+			checked = true;
+		}
 		return join(dir, `${sessionId}${SUFFIX}`);
 	};
 	return {
 		list: async () => {
 			let names: string[];
+			checkPbotFolder(dirname(dir), dir);
 			try {
 				names = readdirSync(dir);
 			} catch (err) {
@@ -64,7 +71,10 @@ export function workspaceTextStore(workspace: string): TextStore {
 			}
 		},
 		remove: async (sessionId) => rm(file(sessionId), { force: true }),
-		readHeads: async (options) => readRegularFile(join(dir, HEADS_FILE), options)?.bytes,
+		readHeads: async (options) => {
+			checkPbotFolder(dirname(dir), dir);
+			return readRegularFile(join(dir, HEADS_FILE), options)?.bytes;
+		},
 		writeHeads: async (bytes) => {
 			makePbotFolder(dirname(dir), dir);
 			replaceFileSync(join(dir, HEADS_FILE), bytes);

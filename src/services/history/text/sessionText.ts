@@ -51,6 +51,11 @@ export interface SessionTextInfo extends SessionInfo {
 	/** Summaries a summary pass would make: pending ones, and ready ones marked stale. */
 	readonly summariesDue: number;
 	readonly parentSessionId?: string;
+	/**
+	 * The archive was written by a newer pbot (this version of its format): the session is listed
+	 * from its facts, with no Q&A, and every catch-up says so.
+	 */
+	readonly newerVersion?: number;
 }
 
 /** The header line of a projection file. */

@@ -1,5 +1,7 @@
 import type { SessionArchive } from "../archive.ts";
-import type { ArchiveStore, TextStore } from "../ports.ts";
+import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../ports.ts";
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION } from "../archive.ts";
+import type { SessionFacts } from "../types.ts";
 import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
 
@@ -15,6 +17,8 @@ export interface TextProjectionOptions {
 	readonly texts: TextStore;
 	/** Problems for a person: a projection rebuilt because it was missing or damaged, an archive that could not be read. */
 	readonly warn: (message: string) => void;
+	/** An archive could not be read for its projection (after `warn`): the service may extract it again. */
+	readonly unreadable?: (sessionId: string, error: Error) => void;
 }
 
 /**
@@ -241,6 +245,10 @@ export class TextProjection {
 		await Promise.all(writes);
 		await this.removeOrphans(live);
 		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision)) await this.saveHeads();
+		for (const head of this.heads.values()) {
+			const newer = head.header.session.newerVersion;
+			if (newer !== undefined) this.options.warn(`archive ${head.sessionId} was written by a newer pbot (archive version ${newer}): its session is listed, but its Q&A are not searched or read until pbot-history is updated`);
+		}
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
 	}
@@ -296,7 +304,7 @@ export class TextProjection {
 	/** A session's projection made again from its archive, and returned (whole); its write joins `writes`. */
 	private async rebuild(id: string, writes: Promise<void>[]): Promise<SessionText | undefined> {
 		const { archives } = this.options;
-		let read: { archive: SessionArchive; revision: string } | undefined;
+		let read: { archive: SessionArchive; revision: string; newerVersion?: number } | undefined;
 		try {
 			if (archives.readWithRevision) read = await archives.readWithRevision(id);
 			else {
@@ -304,11 +312,21 @@ export class TextProjection {
 				read = archive ? { archive, revision: this.nextLocalRevision() } : undefined;
 			}
 		} catch (err) {
-			this.options.warn(`archive ${id}: ${(err as Error).message}; its session is left out of search`);
-			return undefined;
+			const newer = (err as ArchiveReadProblem).newer;
+			if (newer && archives.revisions) {
+				// Listed from its facts, with no Q&A (a catch-up says so each time, see `catchUpNow`).
+				const revision = (await archives.revisions()).get(id);
+				if (revision !== undefined) read = { archive: emptyArchive(newer.session), revision, newerVersion: newer.version };
+			}
+			if (!read) {
+				this.options.warn(`archive ${id}: ${(err as Error).message}; its session is left out of search`);
+				this.options.unreadable?.(id, err as Error);
+				return undefined;
+			}
 		}
 		if (!read) return undefined; // removed meanwhile
-		const bytes = finishSessionText(projectSessionText(read.archive), read.revision);
+		const body = projectSessionText(read.archive);
+		const bytes = finishSessionText(read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } }, read.revision);
 		writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 		if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		return SessionText.parse(bytes, id, "whole");
@@ -390,3 +408,8 @@ export class TextProjection {
 	}
 }
 
+
+/** An archive with a session's facts and nothing else: what a newer pbot's archive is listed as. */
+function emptyArchive(session: SessionFacts): SessionArchive {
+	return { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, session, nodes: {}, summaries: {}, branches: [], rejections: { count: 0, lines: [] } };
+}

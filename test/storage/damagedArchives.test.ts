@@ -1,0 +1,110 @@
+/**
+ * One bad archive never hides the others: an archive with a wrong shape (valid JSON), or cut short
+ * by hand, is refused on load, moved aside with its bytes kept, reported, and its session extracted
+ * again from its native file — in the same query — while every other session answers as before.
+ */
+import { readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
+import { fixtureSessionId, fixtureWorkspace } from "../query/helpers.ts";
+
+const cleanups: string[] = [];
+afterAll(async () => {
+	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+});
+
+const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer"] as const;
+const [BAD, ...GOOD] = KEYS.map(fixtureSessionId) as [string, ...string[]];
+
+async function setup() {
+	const ws = await fixtureWorkspace(KEYS);
+	cleanups.push(ws.workspace);
+	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
+	await open().ingest();
+	const answers = { search: await open().search({ query: "the", limit: 50 }), sessions: await open().sessions({ limit: 50 }) };
+	return { ...ws, open, answers };
+}
+
+type Damage = (archive: Record<string, unknown>) => unknown;
+const SHAPES: [string, Damage][] = [
+	["a Q&A's parts null", (a) => ({ ...a, nodes: Object.fromEntries(Object.entries(a.nodes as object).map(([id, n], i) => [id, i === 0 ? { ...n, parts: null } : n])) })],
+	["a branch's nodeIds null", (a) => ({ ...a, branches: (a.branches as object[]).map((b, i) => (i === 0 ? { ...b, nodeIds: null } : b)) })],
+	["the session's name a list", (a) => ({ ...a, session: { ...(a.session as object), name: ["x"] } })],
+	["nodes null", (a) => ({ ...a, nodes: null })],
+];
+
+async function asides(workspace: string): Promise<string[]> {
+	return (await readdir(historyDir(workspace))).filter((n) => n.startsWith(`${BAD}.json.damaged-`));
+}
+
+describe("a damaged archive beside good ones", () => {
+	for (const [what, damage] of SHAPES) {
+		it(`${what}: refused, moved aside, named, and extracted again; every answer as before`, async () => {
+			const { workspace, open, answers } = await setup();
+			const file = archivePath(workspace, BAD);
+			const damaged = `${JSON.stringify(damage(JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>))}\n`;
+			await writeFile(file, damaged);
+			const service = open();
+			expect(await service.search({ query: "the", limit: 50 })).toEqual(answers.search);
+			expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`archive ${BAD}: .*is damaged.*kept as ${BAD}\\.json\\.damaged-`));
+			const kept = await asides(workspace);
+			expect(kept).toHaveLength(1);
+			expect(await readFile(`${historyDir(workspace)}/${kept[0]}`, "utf8")).toBe(damaged);
+			// Made whole again: the next process has nothing to say.
+			const next = open();
+			expect(await next.sessions({ limit: 50 })).toEqual(answers.sessions);
+			expect(await next.read({ id: BAD })).toEqual(await open().read({ id: BAD }));
+			expect(next.takeWarnings()).toEqual([]);
+		});
+	}
+
+	it("cut short by hand: `ingest` does not pass it as unchanged; it is moved aside and extracted again", async () => {
+		const { workspace, open, answers } = await setup();
+		const file = archivePath(workspace, BAD);
+		await truncate(file, Math.floor((await readFile(file)).length / 2));
+		const service = open();
+		const report = await service.refresh({ checkArchives: true });
+		expect(report.warnings.join("\n")).toMatch(new RegExp(`archive ${BAD}: .*not valid JSON.*kept as`));
+		expect(report.sessions.map((s) => s.sessionId)).toEqual([BAD]);
+		expect(await asides(workspace)).toHaveLength(1);
+		expect(await open().search({ query: "the", limit: 50 })).toEqual(answers.search);
+		for (const id of GOOD) expect((await open().read({ id })).id).toBe(id);
+	});
+
+	it("cut short by hand, then read: the node is found all the same", async () => {
+		const { workspace, open } = await setup();
+		const want = await open().read({ id: BAD });
+		const file = archivePath(workspace, BAD);
+		await truncate(file, 10);
+		const service = open();
+		expect(await service.read({ id: BAD })).toEqual(want);
+		expect(service.takeWarnings().join("\n")).toMatch(/kept as/);
+	});
+});
+
+describe("an archive written by a newer pbot", () => {
+	it("is listed from its facts with a warning, not hidden; not overwritten; the others answer as before", async () => {
+		const { workspace, sessions: sessionDir, open, answers } = await setup();
+		const file = archivePath(workspace, BAD);
+		const archive = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+		const newer = `${JSON.stringify({ ...archive, version: 99, session: { ...(archive.session as object), name: "From the future" }, nodes: "a shape this pbot cannot know" })}\n`;
+		await writeFile(file, newer);
+		const service = open();
+		const listed = await service.sessions({ limit: 50 });
+		const entry = listed.sessions.find((s) => s.sessionId === BAD);
+		expect(entry?.title).toBe("From the future");
+		expect(entry?.qa).toBe(0);
+		expect(listed.sessions.map((s) => s.sessionId).sort()).toEqual(answers.sessions.sessions.map((s) => s.sessionId).sort());
+		expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`archive ${BAD} was written by a newer pbot \\(archive version 99\\)`));
+		// Said again by the next process, which has nothing else to say.
+		const next = open();
+		await next.search({ query: "the" });
+		expect(next.takeWarnings()).toEqual([expect.stringMatching(/newer pbot/)]);
+		for (const id of GOOD) expect((await open().read({ id })).id).toBe(id);
+		// A write for its session (its native file grew) leaves it as it is.
+		expect(sessionDir).toBeTruthy();
+		await open().ingest();
+		expect(await readFile(file, "utf8")).toBe(newer);
+	});
+});
