@@ -65,7 +65,9 @@ async function checkFile(bytes: Uint8Array, original: ReadonlySet<string>, fallb
 	const expected = expectFrom(bytes, (text) => original.has(text));
 	const rejected = new Set(events.flatMap((e) => (e.type === "LineRejected" ? [e.rejection.line] : [])));
 	expect([...rejected].sort((a, b) => a - b), `${label}: rejected lines`).toEqual([...expected.rejected].sort((a, b) => a - b));
-	for (const e of events) if (e.type === "LineRejected") expect(e.rejection.sample.length, label).toBeLessThanOrEqual(121);
+	// Where and why, never the line's text.
+	for (const e of events) if (e.type === "LineRejected") expect(Object.keys(e.rejection).sort(), label).toEqual(expect.arrayContaining(["line", "reason"]));
+	for (const e of events) if (e.type === "LineRejected") expect((e.rejection as unknown as Record<string, unknown>).sample, label).toBeUndefined();
 	const found = partsOf(archive);
 	const missing = [...expected.parts].filter((p) => !found.has(p));
 	expect(missing.map((p) => p.slice(0, 120)), `${label}: Q&A parts lost`).toEqual([]);
@@ -130,7 +132,7 @@ describe("hostile session files", () => {
 			expect(elapsed).toBeLessThan(PER_FILE_LIMIT_MS);
 			const rejections = batches.flat().filter((e) => e.type === "LineRejected");
 			expect(rejections.map((e) => e.rejection.line)).toEqual([7]);
-			expect(rejections[0]!.rejection.sample.length).toBeLessThanOrEqual(121);
+			expect(rejections[0]!.rejection.bytes).toBeGreaterThan(50_000_000);
 			const archive = archiveFrom(batches)!;
 			expect(archive.nodes).toEqual(clean!.nodes);
 			expect(archive.branches).toEqual(clean!.branches);

@@ -132,7 +132,7 @@ describe("mergeArchives", () => {
 		const merged = mergeArchives(a, b);
 		expect(merged.rejections.lines.map((l) => l.line).sort()).toEqual([6, 7, 8]);
 		expect(merged.rejections.count).toBe(3);
-		const many = (from: number) => Array.from({ length: MAX_STORED_REJECTIONS }, (_, i) => ({ line: from + i, reason: "x", sample: "x" }));
+		const many = (from: number) => Array.from({ length: MAX_STORED_REJECTIONS }, (_, i) => ({ line: from + i, reason: "x", bytes: 1 }));
 		const big = mergeArchives({ ...a, rejections: { count: 250, lines: many(1) } }, { ...b, rejections: { count: 210, lines: many(100) } });
 		expect(big.rejections.lines).toHaveLength(MAX_STORED_REJECTIONS);
 		expect(big.rejections.count).toBe(250);

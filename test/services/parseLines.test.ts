@@ -49,8 +49,18 @@ describe("parseLine", () => {
 		expect(parseLine(line('{"type":"label","id":"l","targetId":"a","label":"x"}', false)).kind).toBe("entry");
 	});
 
-	it("keeps a rejected line's sample short", () => {
-		const parsed = parseLine(line("x".repeat(10_000)));
-		expect(parsed.kind === "rejected" && parsed.sample.length).toBeLessThan(130);
+	it("keeps where and why a line was rejected and its length, never its text (it can hold a path or a secret)", () => {
+		const parsed = parseLine(line(`/home/someone/.ssh/id_rsa ${"x".repeat(10_000)}`));
+		expect(parsed).toEqual({ kind: "rejected", line: 7, reason: expect.stringMatching(/^not valid JSON/), bytes: 10_026 });
+		expect(JSON.stringify(parsed)).not.toContain("/home/someone");
+	});
+
+	it("rejects an oversized line alone, without decoding it", () => {
+		expect(parseLine({ line: 3, bytes: new Uint8Array(0), end: 100, terminated: true, oversized: 600_000_000 })).toEqual({
+			kind: "rejected",
+			line: 3,
+			reason: "a line of 600000000 bytes, longer than pbot reads: not read",
+			bytes: 600_000_000,
+		});
 	});
 });

@@ -164,3 +164,19 @@ describe("sweepLeftovers", () => {
 		expect((await readdir(dir)).sort()).toEqual([names.liveTemp, names.ownTemp, names.freshDeadTemp, names.archive].sort());
 	});
 });
+
+describe("rejected lines of older archives", () => {
+	it("lose the raw text older versions kept (`sample`) the first time they are read: the archive is written again without it", async () => {
+		const archive = await fixtureArchive("malformed-lines");
+		expect(archive.rejections.lines.length).toBeGreaterThan(0);
+		const older = { ...archive, rejections: { ...archive.rejections, lines: archive.rejections.lines.map((l) => ({ ...l, sample: "/home/someone/secret-token-123" })) } };
+		await mkdir(historyDir(workspace), { recursive: true });
+		await writeFile(archivePath(workspace, archive.session.sessionId), JSON.stringify(older));
+		const { readArchiveWithRevision } = await import("../../src/storage/history-files/archiveFiles.ts");
+		const read = await readArchiveWithRevision(workspace, archive.session.sessionId);
+		expect(read?.archive.rejections.lines.map((l) => Object.keys(l).sort())).toEqual(archive.rejections.lines.map(() => ["bytes", "line", "reason"]));
+		const stored = await readFile(archivePath(workspace, archive.session.sessionId), "utf8");
+		expect(stored).not.toContain("secret-token");
+		expect(stored).not.toContain("sample");
+	});
+});

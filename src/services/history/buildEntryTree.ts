@@ -83,7 +83,7 @@ export function buildEntryTree(options: BuildEntryTreeOptions = {}): OperatorFun
 								break;
 							case "rejected":
 								rejectedCount++;
-								if (rejections.length < MAX_REJECTIONS) rejections.push({ line: item.line, reason: item.reason, sample: item.sample });
+								if (rejections.length < MAX_REJECTIONS) rejections.push({ line: item.line, reason: item.reason, ...(item.bytes !== undefined ? { bytes: item.bytes } : {}) });
 								break;
 							case "held":
 								held = { line: item.line, bytes: item.bytes };

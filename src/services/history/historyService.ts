@@ -57,6 +57,8 @@ export interface HistoryServiceOptions {
 	readonly checkpoints?: CheckpointStore;
 	/** Where the text projection (what searches scan) is kept; in memory when absent. */
 	readonly text?: TextStore;
+	/** The longest session-file line read (default `MAX_LINE_BYTES`, 128 MB); a longer one is rejected alone. */
+	readonly maxLineBytes?: number;
 }
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
@@ -416,7 +418,7 @@ export class HistoryService {
 	 */
 	private async replaySource(source: SessionSource, onState?: (state: SourceState) => void): Promise<HistoryEvent[]> {
 		const { replayEvents } = await import("./replayEvents.ts");
-		return replayEvents(source, onState);
+		return replayEvents(source, onState, this.options.maxLineBytes !== undefined ? { maxLineBytes: this.options.maxLineBytes } : {});
 	}
 
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */

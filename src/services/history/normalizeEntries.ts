@@ -25,7 +25,7 @@ export function normalizeEntries(): OperatorFunction<ParsedLine[], ParsedLine[]>
 					for (const item of batch) {
 						if (item.kind === "header") {
 							if (headerSeen) {
-								out.push({ kind: "rejected", line: item.header.line, reason: "a second session header", sample: item.header.id });
+								out.push({ kind: "rejected", line: item.header.line, reason: "a second session header" });
 								continue;
 							}
 							headerSeen = true;
@@ -48,7 +48,7 @@ export function normalizeEntries(): OperatorFunction<ParsedLine[], ParsedLine[]>
 							continue;
 						}
 						if (entry.id === undefined) {
-							out.push({ kind: "rejected", line: entry.line, reason: `entry of type "${entry.type}" without an id`, sample: entry.type });
+							out.push({ kind: "rejected", line: entry.line, reason: `entry of type "${entry.type}" without an id` });
 							continue;
 						}
 						previousId = entry.id;

@@ -4,7 +4,6 @@ import type { EntryLite, MessageLite, ParsedLine, SessionHeaderLine } from "./se
 import type { SourceLine } from "./splitLines.ts";
 
 const decoder = new TextDecoder("utf-8");
-const SAMPLE_CHARS = 120;
 
 /**
  * Parses lines of a session file into trimmed entries.
@@ -25,6 +24,10 @@ export function parseLines(): OperatorFunction<SourceLine[], ParsedLine[]> {
  * is decoded and parsed in full. Both give the same result for every line the fast path takes.
  */
 export function parseLine(source: SourceLine): ParsedLine {
+	if (source.oversized !== undefined) {
+		if (!source.terminated) return { kind: "held", line: source.line, bytes: source.oversized };
+		return { kind: "rejected", line: source.line, reason: `a line of ${source.oversized} bytes, longer than pbot reads: not read`, bytes: source.oversized };
+	}
 	const entry = scanMessageLine(source.bytes, source.line);
 	if (entry) return { kind: "entry", entry };
 	return parseLineInFull(source);
@@ -32,8 +35,13 @@ export function parseLine(source: SourceLine): ParsedLine {
 
 /** Parses one line by decoding it and `JSON.parse`: the reference the fast path must agree with. */
 export function parseLineInFull(source: SourceLine): ParsedLine {
-	const text = decoder.decode(source.bytes);
+	let text: string;
 	let value: unknown;
+	try {
+		text = decoder.decode(source.bytes);
+	} catch (err) {
+		return { kind: "rejected", line: source.line, reason: `cannot be decoded (${(err as Error).message})`, bytes: source.bytes.length };
+	}
 	try {
 		value = JSON.parse(text);
 	} catch (err) {
@@ -126,17 +134,9 @@ function readContent(content: unknown): { text: string; images: number; toolCall
 	return { text: texts.join("\n\n"), images, toolCalls };
 }
 
+/** A rejected line: where and why, and how long — never its text (it can hold anything). */
 function reject(line: number, reason: string, text: string): ParsedLine {
-	return { kind: "rejected", line, reason, sample: sampleOf(text) };
-}
-
-/** First characters of a line, cut on a code point boundary. */
-export function sampleOf(text: string): string {
-	if (text.length <= SAMPLE_CHARS) return text;
-	let end = SAMPLE_CHARS;
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end--;
-	return `${text.slice(0, end)}…`;
+	return { kind: "rejected", line, reason, bytes: Buffer.byteLength(text) };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -53,6 +53,6 @@ export interface EntryLite {
 export type ParsedLine =
 	| { readonly kind: "header"; readonly header: SessionHeaderLine }
 	| { readonly kind: "entry"; readonly entry: EntryLite }
-	| { readonly kind: "rejected"; readonly line: number; readonly reason: string; readonly sample: string }
+	| { readonly kind: "rejected"; readonly line: number; readonly reason: string; readonly bytes?: number }
 	/** A last line without its newline that does not parse yet: the rest may still be written. */
 	| { readonly kind: "held"; readonly line: number; readonly bytes: number };

@@ -9,6 +9,11 @@ export interface SourceLine {
 	readonly end: number;
 	/** False only for a last line without its newline, flushed when the source completed. */
 	readonly terminated: boolean;
+	/**
+	 * The line's length, when it is longer than `maxLineBytes`: its bytes were not kept (`bytes`
+	 * is empty) and it is rejected alone; the lines around it are read as usual.
+	 */
+	readonly oversized?: number;
 }
 
 export interface SplitLinesOptions {
@@ -16,7 +21,16 @@ export interface SplitLinesOptions {
 	readonly firstLine?: number;
 	/** Byte offset of the first byte the source delivers. */
 	readonly startOffset?: number;
+	/** Longest line kept (default `MAX_LINE_BYTES`); a longer one is passed on as `oversized`, without its bytes. */
+	readonly maxLineBytes?: number;
 }
+
+/**
+ * The longest line read, 128 MB: far above any entry Pi writes (an image attachment is a few MB of
+ * base64), and far below what one string can hold (V8's limit is about 512 MB, where decoding the
+ * line would throw and lose the whole file).
+ */
+export const MAX_LINE_BYTES = 128 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 
@@ -41,9 +55,28 @@ export function splitLines(options: SplitLinesOptions = {}): OperatorFunction<Ui
 			/** File offset of the next byte to arrive. */
 			let position = options.startOffset ?? 0;
 			let nextLine = options.firstLine ?? 1;
+			const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+			/** The held line passed `maxLine`: its pieces are dropped as they come, only its length counted. */
+			let overflowing = false;
 
 			const take = (lines: SourceLine[], bytes: Uint8Array, end: number, terminated: boolean) => {
-				if (bytes.length > 0 && !isBlank(bytes, 0, bytes.length)) lines.push({ line: nextLine, bytes, end, terminated });
+				if (bytes.length > maxLine) lines.push({ line: nextLine, bytes: EMPTY, end, terminated, oversized: bytes.length });
+				else if (bytes.length > 0 && !isBlank(bytes, 0, bytes.length)) lines.push({ line: nextLine, bytes, end, terminated });
+			};
+			const takeOversized = (lines: SourceLine[], length: number, end: number, terminated: boolean) => {
+				lines.push({ line: nextLine, bytes: EMPTY, end, terminated, oversized: length });
+				overflowing = false;
+			};
+			/**
+			 * Holds `chunk` from `start` (a line without its newline yet) as a copy (the source may
+			 * reuse its buffer), or only counts it once the line is too long.
+			 */
+			const hold = (chunk: Uint8Array, start: number) => {
+				heldLength += chunk.length - start;
+				if (overflowing || heldLength > maxLine) {
+					overflowing = true;
+					held = [];
+				} else held.push(copyOf(chunk, start));
 			};
 
 			return source.subscribe({
@@ -55,14 +88,15 @@ export function splitLines(options: SplitLinesOptions = {}): OperatorFunction<Ui
 					let nl = chunk.indexOf(NEWLINE);
 					if (heldLength > 0) {
 						if (nl === -1) {
-							// Still no newline: keep a copy (the source may reuse its buffer).
-							held.push(copyOf(chunk, 0));
-							heldLength += chunk.length;
+							hold(chunk, 0); // still no newline
 							subscriber.next(lines);
 							return;
 						}
-						held.push(chunk.subarray(0, nl));
-						take(lines, concat(held, heldLength + nl), base + nl + 1, true);
+						if (overflowing || heldLength + nl > maxLine) takeOversized(lines, heldLength + nl, base + nl + 1, true);
+						else {
+							held.push(chunk.subarray(0, nl));
+							take(lines, concat(held, heldLength + nl), base + nl + 1, true);
+						}
 						held = [];
 						heldLength = 0;
 						nextLine++;
@@ -76,10 +110,7 @@ export function splitLines(options: SplitLinesOptions = {}): OperatorFunction<Ui
 						nl = chunk.indexOf(NEWLINE, start);
 					}
 					// Copy the tail: holding a view would pin the whole chunk in memory.
-					if (start < chunk.length) {
-						held = [copyOf(chunk, start)];
-						heldLength = chunk.length - start;
-					}
+					if (start < chunk.length) hold(chunk, start);
 					subscriber.next(lines);
 				},
 				error(err) {
@@ -87,13 +118,16 @@ export function splitLines(options: SplitLinesOptions = {}): OperatorFunction<Ui
 				},
 				complete() {
 					const lines: SourceLine[] = [];
-					if (heldLength > 0) take(lines, concat(held, heldLength), position, false);
+					if (overflowing) takeOversized(lines, heldLength, position, false);
+					else if (heldLength > 0) take(lines, concat(held, heldLength), position, false);
 					if (lines.length > 0) subscriber.next(lines);
 					subscriber.complete();
 				},
 			});
 		});
 }
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * A copy of `bytes` from `start`. Not `bytes.slice()`: on a Node `Buffer` that is a view, and the

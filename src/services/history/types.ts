@@ -89,6 +89,9 @@ export interface LineRejection {
 	/** 1-based line number in the native file. */
 	readonly line: number;
 	readonly reason: string;
-	/** The first characters of the line, for a person to recognise it. */
-	readonly sample: string;
+	/**
+	 * The line's length in UTF-8 bytes, where it was read (not for a line rejected after parsing).
+	 * Never any of its text: a rejected line can hold anything (a path, a pasted secret).
+	 */
+	readonly bytes?: number;
 }

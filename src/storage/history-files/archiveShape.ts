@@ -129,7 +129,7 @@ export function upcastArchive(value: unknown, options: UpcastOptions = {}): Upca
 		nodes,
 		summaries,
 		branches,
-		rejections: options.lenient ? usableRejections(value.rejections) : isObject(value.rejections) ? (value.rejections as SessionArchive["rejections"]) : { count: 0, lines: [] },
+		rejections: usableRejections(value.rejections, legacyFields),
 	};
 	return { archive, legacyFields, paths: { files, workspaces, sessionDirs } };
 }
@@ -182,9 +182,21 @@ function usableSummaries(summaries: Record<string, unknown>, sessionId: string, 
 	return out;
 }
 
-function usableRejections(value: unknown): SessionArchive["rejections"] {
+/**
+ * Rejected lines as they are kept now: where, why and how long, no text. Older archives kept the
+ * line's first 120 characters (`sample`), which could hold anything (a path, a secret): dropped,
+ * and named among the legacy fields so the archive is written again without them.
+ */
+function usableRejections(value: unknown, legacyFields: string[]): SessionArchive["rejections"] {
 	if (!isObject(value) || !Array.isArray(value.lines)) return { count: 0, lines: [] };
-	const lines = value.lines.filter((l): l is LineRejection => isObject(l) && typeof l.line === "number" && typeof l.reason === "string" && typeof l.sample === "string");
+	const lines: LineRejection[] = [];
+	let samples = false;
+	for (const l of value.lines) {
+		if (!isObject(l) || typeof l.line !== "number" || typeof l.reason !== "string") continue;
+		samples ||= l.sample !== undefined;
+		lines.push({ line: l.line, reason: l.reason, ...(typeof l.bytes === "number" ? { bytes: l.bytes } : {}) });
+	}
+	if (samples) legacyFields.push("rejections.lines.sample");
 	const count = typeof value.count === "number" && value.count >= lines.length ? value.count : lines.length;
 	return { count, lines };
 }
