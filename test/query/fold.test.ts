@@ -64,6 +64,39 @@ describe("case folding", () => {
 	});
 });
 
+describe("canonical equivalence (NFC)", () => {
+	const composed = "caf\u00e9"; // é as one code point
+	const decomposed = "cafe\u0301"; // e + combining acute
+
+	it("matches é typed as one code point and as e + U+0301, both ways, showing the text as written", () => {
+		expect(find(`Le ${decomposed} est ouvert`, composed)).toBe(decomposed);
+		expect(find(`Le ${composed} est ouvert`, decomposed)).toBe(composed);
+		expect(find(`LE ${decomposed.toUpperCase()} EST`, "café")).toBe(decomposed.toUpperCase());
+		// Not a prefix of the letter: "cafe" (no accent) does not match the decomposed é.
+		expect(find(`Le ${decomposed} est`, "cafe ")).toBeUndefined();
+	});
+
+	it("maps every offset after a composed cluster back to the original", () => {
+		const text = `${decomposed} ${"x".repeat(5)} ${decomposed}s and İstanbul NOW`;
+		const folded = foldText(text);
+		expect(folded.folded).toBe(`café ${"x".repeat(5)} cafés and i̇stanbul now`);
+		expect(find(text, "now")).toBe("NOW");
+		expect(find(text, "cafés")).toBe(`${decomposed}s`);
+		expect(find(text, "i̇stanbul")).toBe("İstanbul");
+		expect(find(text, "é x")).toBe("\u0301 x".replace(/^/, "e"));
+	});
+
+	it("matches Hangul syllables and their conjoining jamo, and the Ångström and Ohm signs by their letters", () => {
+		expect(find("\u1100\u1161\u11a8 word", "\uac01")).toBe("\u1100\u1161\u11a8");
+		expect(find("\u212b and \u2126", "å")).toBe("\u212b");
+		expect(find("\u212b and \u2126", "ω")).toBe("\u2126");
+	});
+
+	it("leaves texts that NFC does not change on the plain path (no expansions)", () => {
+		for (const text of ["plain ascii", composed, "Grüße", "发布负责人", "👍🏽"]) expect(foldText(text).expansions).toBeUndefined();
+	});
+});
+
 describe("snippets", () => {
 	it("cuts about 80 characters each side on grapheme boundaries and says where the match is", () => {
 		const left = "👨‍👩‍👧‍👦".repeat(100);

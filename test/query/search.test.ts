@@ -321,6 +321,10 @@ describe("case folding end to end", () => {
 				reply("a3", "u3", "Seen."),
 				user("u4", "a3", "中文测试 and 日本語"),
 				reply("a4", "u4", "好的"),
+				user("u5", "a4", "Meet at the cafe\u0301 on rue Saint-Andre\u0301?"),
+				reply("a5", "u5", "Yes."),
+				user("u6", "a5", "The caf\u00e9 again?"),
+				reply("a6", "u6", "Sure."),
 			]),
 		]);
 	});
@@ -342,6 +346,12 @@ describe("case folding end to end", () => {
 	it("folds full-width letters only to full-width", () => {
 		expect(texts("ａｂｃ")).toEqual(["ＡＢＣ"]);
 		expect(texts("abc")).toEqual([]);
+	});
+
+	it("matches é typed precomposed or as e + U+0301, whichever way the text has it (NFC)", () => {
+		expect(texts("café").sort()).toEqual(["caf\u00e9", "cafe\u0301"].sort());
+		expect(texts("cafe\u0301").sort()).toEqual(["caf\u00e9", "cafe\u0301"].sort());
+		expect(texts("andré?")).toEqual(["Andre\u0301?"]);
 	});
 
 	it("matches CJK unchanged", () => {

@@ -10,6 +10,8 @@
  * - full-width letters fold as `toLowerCase` folds them, to full-width: `Ａ` matches `ａ`, not `a`
  *   (no NFKC compatibility mapping; the text is matched as written, only its case ignored);
  * - no other full case folding: `ß` does not match `ss`, accents are not stripped;
+ * - canonical equivalence (NFC): `é` typed as one code point and as `e` + U+0301 match, as do
+ *   Hangul syllables and their conjoining jamo;
  * - CJK, emoji and anything without case are unchanged.
  */
 
@@ -40,6 +42,60 @@ const KNOWN_GROWING = /\u0130/g;
  * point differs from the whole string only in final sigma, which is folded to σ anyway.)
  */
 export function foldText(text: string): FoldedText {
+	// Most texts hold nothing canonical composition could change (checked for cheaply, then for sure).
+	if (MAY_COMPOSE.test(text) && text.normalize("NFC") !== text) return foldComposing(text);
+	return foldCase(text);
+}
+
+/**
+ * Characters near which NFC may change a text: combining marks of the common scripts, Indic and
+ * Southeast Asian vowel signs, Greek extended, Hangul jamo, the canonical singletons (Ω K Å as
+ * symbols, CJK compatibility ideographs…), and astral characters. A conservative filter in front
+ * of `normalize` (which costs as much as `toLowerCase`): a text with none of them is already NFC.
+ */
+const MAY_COMPOSE = /[\u0300-\u036f\u0374\u037e\u0387\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0711\u0730-\u074a\u07eb-\u07f3\u0816-\u082d\u0859-\u085b\u08d3-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fc6\u1000-\u11ff\u135d-\u135f\u1712-\u1734\u1752-\u17d3\u1a17-\u1a7f\u1ab0-\u1b7f\u1dc0-\u1fff\u2000\u2001\u20d0-\u20ff\u2126\u212a\u212b\u2329\u232a\u2adc\u302a-\u302f\u3099\u309a\ua66f-\ua67d\uac00-\ud7a3\ud800-\udfff\uf900-\ufaff\ufb1d-\ufb4e\ufe20-\ufe2f]/;
+
+/**
+ * What canonical composition works on: a base character and the marks after it, a run of jamo,
+ * a Hangul syllable and a trailing jamo, or a singleton. Composed alone, each gives what composing
+ * the whole text gives (composition does not reach across a base character).
+ */
+const COMPOSING = /\P{M}?\p{M}+|[\u1100-\u1112][\u1161-\u1175][\u11a8-\u11c2]?|[\uac00-\ud7a3][\u11a8-\u11c2]|[\u0340\u0341\u0343\u0344\u0374\u037e\u0387\u1f71\u1f73\u1f75\u1f77\u1f79\u1f7b\u1f7d\u1fbb\u1fbe\u1fc9\u1fcb\u1fd3\u1fdb\u1fe3\u1feb\u1fee\u1fef\u1ff9\u1ffb\u1ffd\u2000\u2001\u2126\u212a\u212b\u2329\u232a\uf900-\ufaff]|[\u{2f800}-\u{2fa1d}]/gu;
+
+/**
+ * A text that NFC changes: the stretches between composing clusters are folded as usual
+ * (`foldCase`), each cluster is composed and lowercased alone, and every cluster or letter whose
+ * folded length differs from its original's is recorded as an expansion (which may shrink:
+ * `e` + U+0301 → `é`).
+ */
+function foldComposing(text: string): FoldedText {
+	const pieces: string[] = [];
+	const expansions: number[] = [];
+	let foldedLength = 0;
+	let done = 0;
+	const plain = (from: number, to: number) => {
+		if (to <= from) return;
+		const part = foldCase(text.slice(from, to));
+		const x = part.expansions;
+		if (x) for (let i = 0; i < x.length; i += 4) expansions.push((x[i] as number) + foldedLength, (x[i + 1] as number) + foldedLength, (x[i + 2] as number) + from, (x[i + 3] as number) + from);
+		pieces.push(part.folded);
+		foldedLength += part.folded.length;
+	};
+	for (const m of text.matchAll(COMPOSING)) {
+		plain(done, m.index);
+		const cluster = m[0];
+		const folded = cluster.normalize("NFC").toLowerCase().replace(FINAL_SIGMA, "σ");
+		if (folded.length !== cluster.length) expansions.push(foldedLength, foldedLength + folded.length, m.index, m.index + cluster.length);
+		pieces.push(folded);
+		foldedLength += folded.length;
+		done = m.index + cluster.length;
+	}
+	plain(done, text.length);
+	return { folded: pieces.join(""), ...(expansions.length > 0 ? { expansions: Uint32Array.from(expansions) } : {}) };
+}
+
+/** Case folding alone (see the module's comment), for a text NFC leaves as it is. */
+function foldCase(text: string): FoldedText {
 	const lower = text.toLowerCase();
 	if (lower.length === text.length) return { folded: lower.replace(FINAL_SIGMA, "σ") };
 	const pieces: string[] = [];
@@ -101,10 +157,14 @@ export function foldQuery(query: string): string {
 	return foldText(query).folded;
 }
 
-/** The original offset of the code point a folded unit came from. */
+/** The original offset of the code point a folded unit came from, and (when inside an expansion) where that expansion's original ends. */
 function toOriginal(folded: FoldedText, at: number): number {
+	return locate(folded, at).start;
+}
+
+function locate(folded: FoldedText, at: number): { start: number; expansionEnd?: number } {
 	const x = folded.expansions;
-	if (!x || x.length === 0) return at;
+	if (!x || x.length === 0) return { start: at };
 	// Binary search for the last expansion starting at or before `at`.
 	let lo = 0;
 	let hi = x.length / 4 - 1;
@@ -116,12 +176,12 @@ function toOriginal(folded: FoldedText, at: number): number {
 			lo = mid + 1;
 		} else hi = mid - 1;
 	}
-	if (found < 0) return at;
+	if (found < 0) return { start: at };
 	const foldedEnd = x[found * 4 + 1] as number;
 	const originalStart = x[found * 4 + 2] as number;
 	const originalEnd = x[found * 4 + 3] as number;
 	// Inside the expansion: its letter. After it: the same distance past the letter's end.
-	return at < foldedEnd ? originalStart : originalEnd + (at - foldedEnd);
+	return at < foldedEnd ? { start: originalStart, expansionEnd: originalEnd } : { start: originalEnd + (at - foldedEnd) };
 }
 
 /**
@@ -133,7 +193,9 @@ export function originalRange(text: string, folded: FoldedText, start: number, l
 	if (!folded.expansions || folded.expansions.length === 0) return { start, end: start + length };
 	const from = toOriginal(folded, start);
 	if (length === 0) return { start: from, end: from };
-	const lastFrom = toOriginal(folded, start + length - 1);
-	const cp = text.codePointAt(lastFrom);
-	return { start: from, end: Math.min(text.length, lastFrom + (cp !== undefined && cp > 0xffff ? 2 : 1)) };
+	const last = locate(folded, start + length - 1);
+	// Inside an expansion: to its end (a composed `é` ends after the mark it was made from).
+	if (last.expansionEnd !== undefined) return { start: from, end: last.expansionEnd };
+	const cp = text.codePointAt(last.start);
+	return { start: from, end: Math.min(text.length, last.start + (cp !== undefined && cp > 0xffff ? 2 : 1)) };
 }

@@ -35,7 +35,7 @@ import type { QaNode } from "../types.ts";
 
 export const SESSION_TEXT_FORMAT = "pbot-history-text";
 /** Raise when the layout, the folding or what is projected changes: older projections are rebuilt. */
-export const SESSION_TEXT_VERSION = 1;
+export const SESSION_TEXT_VERSION = 2;
 
 export const ROW_BYTES = 64;
 const SEPARATOR = 0xff;
