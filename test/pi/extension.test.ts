@@ -85,6 +85,26 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		expect(text).toMatch(/id=qa_/);
 	});
 
+	it("tells the model and the person what went wrong on the way: a refused archive is in the tool's details and text", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("The pelican answer.")]);
+		await h.session.prompt("Where is the pelican?");
+		await waitFor(async () => (await archiveText(h.workspace)).includes("pelican answer"), "the archived answer");
+		// A FIFO named like an archive (as a cloned repository could carry it).
+		const { execFileSync } = await import("node:child_process");
+		execFileSync("mkfifo", [join(historyDir(h.workspace), "0190ffff-0000-7000-8000-00000000fifo.json")]);
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const result = await tool.execute("w", { action: "search", query: "pelican" }, undefined, undefined, h.session.extensionRunner.createContext());
+		const details = result.details as { total: number; warnings?: string[] };
+		expect(details.total).toBeGreaterThanOrEqual(1);
+		expect(details.warnings?.join("\n")).toMatch(/0190ffff-0000-7000-8000-00000000fifo\.json is a FIFO/);
+		const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+		expect(text).toMatch(/Warnings: .*is a FIFO/);
+		// Said at every query while it is there (it is never followed, and never hidden).
+		const again = await tool.execute("w2", { action: "search", query: "pelican" }, undefined, undefined, h.session.extensionRunner.createContext());
+		expect((again.details as { warnings?: string[] }).warnings?.join("\n") ?? "").toMatch(/is a FIFO/);
+	});
+
 	it("returns the service's clear error for bad tool parameters", async () => {
 		const h = await pi();
 		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;

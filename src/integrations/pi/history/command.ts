@@ -39,7 +39,7 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 			} catch (err) {
 				say(ctx, `pbot history: ${(err as Error).message}`, "error");
 			}
-			for (const problem of runtime.takeProblems()) say(ctx, `pbot history: ${problem}`, "warning");
+			for (const problem of [...service.takeWarnings(), ...runtime.takeProblems()]) say(ctx, `pbot history: ${problem}`, "warning");
 		},
 	});
 }

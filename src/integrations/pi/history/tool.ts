@@ -21,7 +21,19 @@ export const historyToolParameters = Type.Object({
 });
 
 export type HistoryToolParams = Static<typeof historyToolParameters>;
-export type HistoryToolDetails = SearchResult | SessionListResult | ReadResult;
+/** A result, and what went wrong on the way (an archive refused, a file skipped): for the model and the person. */
+export type HistoryToolDetails = (SearchResult | SessionListResult | ReadResult) & { readonly warnings?: readonly string[] };
+
+/** Warnings said in a tool result's text: the first few, and how many more. */
+const WARNINGS_SHOWN = 3;
+
+/** The result as the tool returns it: its text with a short warnings line, its details with every warning. */
+function withWarnings(text: string, result: SearchResult | SessionListResult | ReadResult, warnings: readonly string[]) {
+	if (warnings.length === 0) return { content: [{ type: "text" as const, text }], details: result as HistoryToolDetails };
+	const shown = warnings.slice(0, WARNINGS_SHOWN).join("; ");
+	const more = warnings.length > WARNINGS_SHOWN ? ` (and ${warnings.length - WARNINGS_SHOWN} more)` : "";
+	return { content: [{ type: "text" as const, text: `${text}\n\nWarnings: ${shown}${more}` }], details: { ...result, warnings } as HistoryToolDetails };
+}
 
 const DESCRIPTION = [
 	"Search and read this workspace's past Pi conversations: every question and final answer (tool output excluded), and summaries of every 4 consecutive Q&A, of every 4 summaries, and so on.",
@@ -54,7 +66,7 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 					...(params.limit !== undefined ? { limit: params.limit } : {}),
 					...(params.childrenOffset !== undefined ? { childrenOffset: params.childrenOffset } : {}),
 				});
-				return { content: [{ type: "text", text: readText(result) }], details: result as HistoryToolDetails };
+				return withWarnings(readText(result), result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 			}
 			const result = await service.search({
 				...(params.query !== undefined ? { query: params.query } : {}),
@@ -65,7 +77,7 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 				...(params.limit !== undefined ? { limit: params.limit } : {}),
 			});
 			const text = result.kind === "hits" ? hitsText(result) : sessionsText(result);
-			return { content: [{ type: "text", text }], details: result as HistoryToolDetails };
+			return withWarnings(text, result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 		},
 		renderCall(args, theme) {
 			const what = args.action === "read" ? `read ${args.id ?? "?"}` : args.query ? `search "${args.query}"` : "list sessions";
@@ -74,7 +86,8 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 		renderResult(result, { expanded }, theme) {
 			const details = result.details as HistoryToolDetails | undefined;
 			const summary = details ? oneLineSummary(details) : "no result";
-			if (!expanded) return new Text(`${theme.fg("success", summary)} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
+			const warned = details?.warnings?.length ? ` ${theme.fg("warning", `(${details.warnings.length} warning${details.warnings.length === 1 ? "" : "s"})`)}` : "";
+			if (!expanded) return new Text(`${theme.fg("success", summary)}${warned} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
 			const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 			return new Text(`${theme.fg("success", summary)}\n${text}`, 0, 0);
 		},
