@@ -130,3 +130,17 @@ describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 		});
 	}
 });
+
+describe("a session folder that cannot be read", () => {
+	it("is named in a warning and left out; the other folders' sessions are served (no query fails)", { timeout: 30_000 }, async () => {
+		const ws = await fixtureWorkspace(KEYS);
+		cleanups.push(ws.workspace);
+		// A link to itself: listing it fails (ELOOP) as an unreadable folder does (EACCES cannot be made as root).
+		const unreadable = join(ws.workspace, "unreadable-sessions");
+		await symlink(unreadable, unreadable);
+		const service = openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions, unreadable], agentDir: ws.agentDir, migrate: false });
+		expect((await service.search({ query: "the" })).total).toBeGreaterThan(0);
+		expect((await service.sessions()).total).toBe(KEYS.length);
+		expect(service.takeWarnings().join("\n")).toMatch(/session folder .*unreadable-sessions cannot be read \(ELOOP\): its sessions are left out/);
+	});
+});

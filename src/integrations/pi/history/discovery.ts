@@ -70,6 +70,15 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const take = (path: string) => {
 				if (!chosen.has(path)) chosen.set(path, sourceOf(path));
 			};
+			// A folder that cannot be listed (no permission, a link loop) is named and left out; the others are served.
+			const listing = async (dir: string): Promise<string[]> => {
+				try {
+					return await listSessionFiles(dir);
+				} catch (err) {
+					warnings.push(`session folder ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): its sessions are left out`);
+					return [];
+				}
+			};
 
 			// Pi names the current file before it writes it (with the first answer): a file that
 			// does not exist yet is skipped without a word.
@@ -77,13 +86,13 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				const path = resolve(workspace, file);
 				if (await pathExists(path)) take(path);
 			}
-			for (const dir of options.sessionDirs ?? []) for (const file of await listSessionFiles(resolve(workspace, dir))) take(file);
+			for (const dir of options.sessionDirs ?? []) for (const file of await listing(resolve(workspace, dir))) take(file);
 
 			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
 			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
 			const heads = new Map<string, SessionHead>();
 			for (const dir of new Set(scan)) {
-				for (const file of await listSessionFiles(dir)) {
+				for (const file of await listing(dir)) {
 					if (chosen.has(file)) continue;
 					const head = await headOf(file);
 					if (head) heads.set(file, head);
