@@ -43,26 +43,4 @@ function isWide(code: number): boolean {
 	);
 }
 
-/** Bidirectional overrides and isolates: they reorder what follows on screen (`gnp.exe` shown as `exe.png`). */
-const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
-/** C0 controls but tab and newline, DEL, and C1 controls: escape sequences, bells, carriage returns. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/**
- * Archived text as a terminal can show it without obeying it: control characters become visible
- * (C0 as their Unicode control pictures — ESC as ␛ —, DEL as ␡, C1 and bidirectional controls as
- * `<U+202E>`), so a question that holds an escape sequence cannot clear the screen, set the window
- * title, make a link or reverse the text after it. Tabs and line breaks stay (a CR LF becomes LF).
- * For human output only: `--json` and the archive keep the text as it was.
- */
-export function printable(text: string): string {
-	return text
-		.replace(/\r\n/g, "\n")
-		.replace(CONTROL, (c) => {
-			const code = c.charCodeAt(0);
-			if (code < 0x20) return String.fromCharCode(0x2400 + code);
-			if (code === 0x7f) return "\u2421";
-			return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
-		})
-		.replace(BIDI, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase()}>`);
-}
+export { printable } from "../services/history/query/printable.ts";

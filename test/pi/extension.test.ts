@@ -136,6 +136,30 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		expect(recorder.shown.some((s) => s.kind === "editor")).toBe(false);
 	});
 
+	it("shows escape sequences and bidi overrides in archived text as visible marks in the picker and the viewer, never sends them", async () => {
+		const recorder = recordingUi((_title, options) => options[0]);
+		const h = await pi({ uiContext: recorder.ui });
+		const hostile = "Why \u001b]0;PWNED\u0007 and \u001b[2J and \u202egnp.exe in pelicans?";
+		h.faux.setResponses([fauxAssistantMessage("Because \u001b[31mred\u001b[0m pelicans.")]);
+		await h.session.prompt(hostile);
+		const command = h.session.prompt("/pbot history pelicans");
+		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
+		const select = recorder.shown.find((s) => s.kind === "select")?.text ?? "";
+		expect(select).toContain("pelicans");
+		const component = (await recorder.openCustom()) as HistoryViewer;
+		const screen = component.render(100).join("\n");
+		for (const shown of [select, screen]) {
+			expect(shown).not.toMatch(/[\u001b\u0007\u202e]/);
+			expect(shown).toContain("␛]0;PWNED␇");
+		}
+		expect(screen).toContain("<U+202E>gnp.exe");
+		expect(screen).toContain("␛[31mred␛[0m");
+		component.handleInput("q");
+		await command;
+		// The archive keeps the text as it was.
+		expect(await archiveText(h.workspace)).toContain(JSON.stringify(hostile).slice(1, -1));
+	});
+
 	it("falls back to dialogs where custom components are not available (RPC), discarding what is typed", async () => {
 		let selects = 0;
 		const recorder = recordingUi((_title, options) => (selects++ === 0 ? options[0] : selects === 2 ? options[0] : "close"), { rpc: true });

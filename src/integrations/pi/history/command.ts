@@ -5,6 +5,7 @@ import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span } from "./viewer.ts";
+import { printable } from "../../../services/history/query/printable.ts";
 
 const USAGE = "Usage: /pbot history [keyword]";
 /** How many sessions or hits a picker offers. */
@@ -47,7 +48,7 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 async function pickSession(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult): Promise<void> {
 	if (!ctx.hasUI) return print(sessionsText(result));
 	if (result.total === 0) return say(ctx, "pbot history: no sessions archived for this workspace yet.", "info");
-	const options = result.sessions.map((s, i) => `${String(i + 1).padStart(2)}. ${s.title}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`);
+	const options = result.sessions.map((s, i) => `${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`);
 	const choice = await ctx.ui.select(`pbot history — ${result.total} session(s), newest first`, options);
 	const index = choice === undefined ? -1 : options.indexOf(choice);
 	const picked = result.sessions[index];
@@ -64,10 +65,10 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 		for (const hit of group.hits) {
 			hits.push(hit);
 			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
-			options.push(`${String(hits.length).padStart(2)}. [${level}] ${hit.sessionTitle}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${hit.snippet.replace(/\s+/g, " ")}`);
+			options.push(`${String(hits.length).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`);
 		}
 	}
-	const choice = await ctx.ui.select(`pbot history — ${result.total} hit(s) for "${result.query}" (originals first, then summaries by level)`, options);
+	const choice = await ctx.ui.select(`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`, options);
 	const picked = choice === undefined ? undefined : hits[options.indexOf(choice)];
 	if (picked) await view(ctx, service, picked.id);
 }
@@ -93,9 +94,9 @@ async function viewWithDialogs(ctx: ExtensionCommandContext, service: HistorySer
 	const trail: ReadResult[] = [first];
 	for (let steps = 0; steps < 200 && trail.length > 0; steps++) {
 		const node = trail[trail.length - 1] as ReadResult;
-		await ctx.ui.editor(`pbot history — ${refKind(node)} (read-only: edits are discarded)`, readText(node));
+		await ctx.ui.editor(`pbot history — ${refKind(node)} (read-only: edits are discarded)`, printable(readText(node)));
 		const links = [...node.parents.map((r) => ({ r, dir: "↑" })), ...node.children.map((r) => ({ r, dir: "↓" }))];
-		const options = [...links.map(({ r, dir }, i) => `${i + 1}. ${dir} ${refKind(r)} ${span(r.startedAt, r.endedAt)} ${r.preview}`), ...(trail.length > 1 ? ["← back"] : []), "close"];
+		const options = [...links.map(({ r, dir }, i) => `${i + 1}. ${dir} ${refKind(r)} ${span(r.startedAt, r.endedAt)} ${printable(r.preview)}`), ...(trail.length > 1 ? ["← back"] : []), "close"];
 		const choice = await ctx.ui.select("Open a parent or child", options);
 		if (choice === undefined || choice === "close") return;
 		if (choice === "← back") {
@@ -112,7 +113,7 @@ function say(ctx: ExtensionCommandContext, message: string, level: "info" | "war
 	else print(message);
 }
 
-/** Print mode has no UI: results go to stdout, which Pi passes through. */
+/** Print mode has no UI: results go to stdout, which Pi passes through (a terminal, often: shown, never obeyed). */
 function print(text: string): void {
-	console.log(text);
+	console.log(printable(text));
 }

@@ -4,6 +4,7 @@ import { Text } from "@mariozechner/pi-tui";
 import type { ReadResult, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
+import { printable } from "../../../services/history/query/printable.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 
 export const historyToolParameters = Type.Object({
@@ -80,7 +81,7 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 			return withWarnings(text, result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 		},
 		renderCall(args, theme) {
-			const what = args.action === "read" ? `read ${args.id ?? "?"}` : args.query ? `search "${args.query}"` : "list sessions";
+			const what = args.action === "read" ? `read ${printable(String(args.id ?? "?"))}` : args.query ? `search "${printable(String(args.query))}"` : "list sessions";
 			return new Text(`${theme.fg("toolTitle", theme.bold("pbot_history"))} ${theme.fg("muted", what)}`, 0, 0);
 		},
 		renderResult(result, { expanded }, theme) {
@@ -88,8 +89,8 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 			const summary = details ? oneLineSummary(details) : "no result";
 			const warned = details?.warnings?.length ? ` ${theme.fg("warning", `(${details.warnings.length} warning${details.warnings.length === 1 ? "" : "s"})`)}` : "";
 			if (!expanded) return new Text(`${theme.fg("success", summary)}${warned} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
-			const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-			return new Text(`${theme.fg("success", summary)}\n${text}`, 0, 0);
+			const text = printable(result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
+			return new Text(`${theme.fg("success", summary)}${warned}\n${text}`, 0, 0);
 		},
 	});
 }
@@ -99,7 +100,7 @@ export function oneLineSummary(details: HistoryToolDetails): string {
 	if (details.kind === "sessions") return `${details.total} session(s)`;
 	if (details.kind === "hits") {
 		const parts = details.groups.map((g) => `${g.level === 0 ? "Q&A" : `L${g.level}`} ${g.hits.length}`);
-		return `${details.total} hit(s) for "${details.query}"${parts.length ? ` · ${parts.join(", ")}` : ""}`;
+		return `${details.total} hit(s) for "${printable(details.query)}"${parts.length ? ` · ${parts.join(", ")}` : ""}`;
 	}
 	return `${details.kind === "qa" ? "Q&A" : details.kind === "summary" ? `L${details.level} summary` : "session"} ${details.id} · ${details.totalLength} chars · ${details.totalChildren} children`;
 }

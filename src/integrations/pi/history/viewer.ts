@@ -1,5 +1,6 @@
 import { Key, matchesKey, truncateToWidth, wrapTextWithAnsi, type Component } from "@mariozechner/pi-tui";
 import type { NodeRef, ReadResult } from "../../../services/history/query/types.ts";
+import { printable } from "../../../services/history/query/printable.ts";
 
 /** The colours the viewer uses; Pi's `Theme` fits (methods, so its narrower colour type is accepted). */
 export interface ViewerTheme {
@@ -123,7 +124,7 @@ export class HistoryViewer implements Component {
 		const n = p.first;
 		const flags = [!n.ready ? t.fg("warning", "summary pending") : "", !n.completed ? t.fg("warning", "incomplete") : "", n.stale ? t.fg("warning", "stale") : ""].filter(Boolean);
 		const kind = n.kind === "qa" ? "Q&A" : n.kind === "summary" ? `Summary L${n.level}` : "Session";
-		const header = `${t.bold(kind)} ${t.fg("muted", `· ${n.sessionTitle} · ${span(n.startedAt, n.endedAt)}`)}${flags.length ? ` ${flags.join(" ")}` : ""}`;
+		const header = `${t.bold(kind)} ${t.fg("muted", `· ${printable(n.sessionTitle)} · ${span(n.startedAt, n.endedAt)}`)}${flags.length ? ` ${flags.join(" ")}` : ""}`;
 		const lines = this.bodyLines();
 		const rows = this.bodyRows();
 		const visible = lines.slice(p.scroll, p.scroll + rows);
@@ -136,7 +137,10 @@ export class HistoryViewer implements Component {
 	private bodyLines(): string[] {
 		const body = this.page.body;
 		const text = body === "" ? (this.page.first.ready ? "(empty)" : "(this summary has not been generated yet; its children are readable below)") : body;
-		return text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, this.width)));
+		// Shown, never obeyed: an escape sequence in a question cannot clear or retitle Pi's screen.
+		return printable(text)
+			.split("\n")
+			.flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, this.width)));
 	}
 
 	private bodyRows(): number {
@@ -160,7 +164,7 @@ export class HistoryViewer implements Component {
 		const first = Math.max(0, Math.min(p.selected - Math.floor(rows / 2), links.length - rows));
 		const lines = links.slice(first, first + rows).map(({ ref, role }, i) => {
 			const index = first + i;
-			const label = `${role === "parent" ? "↑" : "↓"} ${refKind(ref)} ${span(ref.startedAt, ref.endedAt)}  ${ref.preview}`;
+			const label = `${role === "parent" ? "↑" : "↓"} ${refKind(ref)} ${span(ref.startedAt, ref.endedAt)}  ${printable(ref.preview)}`;
 			return index === p.selected ? t.inverse(label) : label;
 		});
 		if (links.length === 0) lines.push(t.fg("dim", "(no parents or children)"));

@@ -1,0 +1,28 @@
+/**
+ * Archived text shown on a terminal (the CLI's human output, Pi's picker, viewer, collapsed tool
+ * results and print mode) is shown, never obeyed: a question can hold anything a person pasted.
+ */
+
+/** Bidirectional overrides and isolates: they reorder what follows on screen (`gnp.exe` shown as `exe.png`). */
+const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
+/** C0 controls but tab and newline, DEL, and C1 controls: escape sequences, bells, carriage returns. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Archived text as a terminal can show it without obeying it: control characters become visible
+ * (C0 as their Unicode control pictures — ESC as ␛ —, DEL as ␡, C1 and bidirectional controls as
+ * `<U+202E>`), so a question that holds an escape sequence cannot clear the screen, set the window
+ * title, make a link or reverse the text after it. Tabs and line breaks stay (a CR LF becomes LF).
+ * For what a person sees only: `--json`, the tool's text for the model and the archive keep it as it was.
+ */
+export function printable(text: string): string {
+	return text
+		.replace(/\r\n/g, "\n")
+		.replace(CONTROL, (c) => {
+			const code = c.charCodeAt(0);
+			if (code < 0x20) return String.fromCharCode(0x2400 + code);
+			if (code === 0x7f) return "\u2421";
+			return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
+		})
+		.replace(BIDI, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase()}>`);
+}
