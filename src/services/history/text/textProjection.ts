@@ -1,7 +1,5 @@
-import type { SessionArchive } from "../archive.ts";
+import { emptySessionArchive, type SessionArchive } from "../archive.ts";
 import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../ports.ts";
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION } from "../archive.ts";
-import type { SessionFacts } from "../types.ts";
 import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
 
@@ -316,7 +314,7 @@ export class TextProjection {
 			if (newer && archives.revisions) {
 				// Listed from its facts, with no Q&A (a catch-up says so each time, see `catchUpNow`).
 				const revision = (await archives.revisions()).get(id);
-				if (revision !== undefined) read = { archive: emptyArchive(newer.session), revision, newerVersion: newer.version };
+				if (revision !== undefined) read = { archive: emptySessionArchive(newer.session), revision, newerVersion: newer.version };
 			}
 			if (!read) {
 				this.options.warn(`archive ${id}: ${(err as Error).message}; its session is left out of search`);
@@ -409,7 +407,3 @@ export class TextProjection {
 }
 
 
-/** An archive with a session's facts and nothing else: what a newer pbot's archive is listed as. */
-function emptyArchive(session: SessionFacts): SessionArchive {
-	return { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, session, nodes: {}, summaries: {}, branches: [], rejections: { count: 0, lines: [] } };
-}

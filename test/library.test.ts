@@ -1,0 +1,36 @@
+/**
+ * The package as a library, as another project imports it: by name, through its `exports` map, from
+ * the build (`npm test` builds first). The README's example, end to end, in a process of its own.
+ */
+import { execFile } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { fixtureWorkspace } from "./query/helpers.ts";
+
+const exec = promisify(execFile);
+const cleanups: string[] = [];
+afterAll(async () => {
+	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+});
+
+describe("import { openWorkspaceHistory } from \"pbot-history\"", () => {
+	it("opens a workspace's history and answers search, sessions and read; deep imports are closed", async () => {
+		const ws = await fixtureWorkspace(["tools-thinking", "many-qa-72"]);
+		cleanups.push(ws.workspace);
+		const script = `
+			import { openWorkspaceHistory, isQueryError } from "pbot-history";
+			const history = openWorkspaceHistory({ workspace: ${JSON.stringify(ws.workspace)}, sessionDirs: [${JSON.stringify(ws.sessions)}], agentDir: ${JSON.stringify(ws.agentDir)} });
+			const sessions = await history.sessions();
+			const hits = await history.search({ query: "the", limit: 1 });
+			const node = await history.read({ id: hits.groups[0].hits[0].id });
+			let bad = "";
+			try { await history.search({ query: "x", from: "yesterday" }); } catch (err) { bad = isQueryError(err) ? "query error" : String(err); }
+			let deep = "";
+			try { await import("pbot-history/dist/cli/main.js"); } catch (err) { deep = err.code; }
+			console.log(JSON.stringify({ sessions: sessions.total, hit: hits.total > 0, read: node.id === hits.groups[0].hits[0].id, bad, deep }));
+		`;
+		const { stdout } = await exec(process.execPath, ["--input-type=module", "-e", script], { cwd: process.cwd() });
+		expect(JSON.parse(stdout)).toEqual({ sessions: 2, hit: true, read: true, bad: "query error", deep: "ERR_PACKAGE_PATH_NOT_EXPORTED" });
+	});
+});
