@@ -1,5 +1,5 @@
 /**
- * Crash safety (SPEC §6): a pbot process killed with SIGKILL at random moments, many times, while
+ * Crash safety (docs/architecture.md, "Durability"): a pbot process killed with SIGKILL at random moments, many times, while
  * ingesting growing session files, and separately while summarizing with pi-ai's faux model
  * through the summary worker. The long version is `npx tsx bench/crash-loop.ts`.
  */

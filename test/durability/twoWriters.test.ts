@@ -1,5 +1,5 @@
 /**
- * Two writers (SPEC §6): two pbot processes ingest and summarize one workspace at once while its
+ * Two writers (docs/archive-format.md, "Two writers"): two pbot processes ingest and summarize one workspace at once while its
  * session files grow. Neither may tear a file or lose the other's nodes or summaries.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";

@@ -2,7 +2,7 @@
  * A deterministic fake model for driving the real Pi TUI in end-to-end tests. It answers
  * "ANSWER: <question>", and when asked to "use pbot_history to find <word>" it calls the tool.
  * Registered through `pi.registerProvider` with `streamSimple`, which survives the registry
- * refresh of interactive mode (see shared/docs/pi-integration.md §7).
+ * refresh of interactive mode (Pi's interactive mode re-reads models.json when it starts).
  */
 import { fauxAssistantMessage, fauxToolCall, getApiProvider, registerFauxProvider, type Context } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";

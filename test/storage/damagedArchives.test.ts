@@ -3,7 +3,7 @@
  * by hand, is refused on load, moved aside with its bytes kept, reported, and its session extracted
  * again from its native file — in the same query — while every other session answers as before.
  */
-import { readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
@@ -34,6 +34,15 @@ const SHAPES: [string, Damage][] = [
 	["nodes null", (a) => ({ ...a, nodes: null })],
 ];
 
+/**
+ * Writes a file as editors and tools mostly do: a new file renamed over the old one (the folder
+ * changes with it). One changed in place is found by `ingest` and `read` (see the last tests).
+ */
+async function replace(file: string, text: string): Promise<void> {
+	await writeFile(`${file}.edit`, text);
+	await rename(`${file}.edit`, file);
+}
+
 async function asides(workspace: string): Promise<string[]> {
 	return (await readdir(historyDir(workspace))).filter((n) => n.startsWith(`${BAD}.json.damaged-`));
 }
@@ -44,7 +53,7 @@ describe("a damaged archive beside good ones", () => {
 			const { workspace, open, answers } = await setup();
 			const file = archivePath(workspace, BAD);
 			const damaged = `${JSON.stringify(damage(JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>))}\n`;
-			await writeFile(file, damaged);
+			await replace(file, damaged);
 			const service = open();
 			expect(await service.search({ query: "the", limit: 50 })).toEqual(answers.search);
 			expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`archive ${BAD}: .*is damaged.*kept as ${BAD}\\.json\\.damaged-`));
@@ -89,7 +98,7 @@ describe("an archive written by a newer pbot", () => {
 		const file = archivePath(workspace, BAD);
 		const archive = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
 		const newer = `${JSON.stringify({ ...archive, version: 99, session: { ...(archive.session as object), name: "From the future" }, nodes: "a shape this pbot cannot know" })}\n`;
-		await writeFile(file, newer);
+		await replace(file, newer);
 		const service = open();
 		const listed = await service.sessions({ limit: 50 });
 		const entry = listed.sessions.find((s) => s.sessionId === BAD);
@@ -106,5 +115,39 @@ describe("an archive written by a newer pbot", () => {
 		expect(sessionDir).toBeTruthy();
 		await open().ingest();
 		expect(await readFile(file, "utf8")).toBe(newer);
+	});
+});
+
+describe("archives looked at through the history folder's time", () => {
+	it("a still folder vouches for its archives (no stat each); a write by pbot changes it; ingest looks at every archive anyway", async () => {
+		const { workspace, sessions: sessionDir, open, answers } = await setup();
+		// The folder has been still for a minute: its time is trusted, and the revisions are kept.
+		const past = new Date(Date.now() - 60_000);
+		await utimes(historyDir(workspace), past, past);
+		expect(await open().search({ query: "the", limit: 50 })).toEqual(answers.search);
+		const cache = JSON.parse(await readFile(`${workspace}/.pi/pbot/text/archives.cache`, "utf8")) as { revisions: Record<string, string> };
+		expect(Object.keys(cache.revisions).sort()).toEqual(KEYS.map(fixtureSessionId).sort());
+		// Cut short in place by hand (the folder's time unchanged): a query answers from the projection as it was ...
+		const file = archivePath(workspace, BAD);
+		await truncate(file, 10);
+		await utimes(historyDir(workspace), past, past);
+		const query = open();
+		expect(await query.search({ query: "the", limit: 50 })).toEqual(answers.search);
+		expect(query.takeWarnings()).toEqual([]);
+		// ... and ingest looks at every archive: moved aside and extracted again.
+		const report = await open().refresh({ checkArchives: true });
+		expect(report.warnings.join("\n")).toMatch(new RegExp(`archive ${BAD}: .*kept as`));
+		expect(await asides(workspace)).toHaveLength(1);
+		// A write by pbot (a grown session file, ingested by another process) changes the folder: the next query sees it.
+		await utimes(historyDir(workspace), past, past);
+		await open().search({ query: "the" }); // the cache taken again
+		const name = (await readdir(sessionDir)).find((n) => n.includes(GOOD[0] as string)) as string;
+		const lastId = (JSON.parse((await readFile(`${sessionDir}/${name}`, "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+		const { appendFile } = await import("node:fs/promises");
+		const { jsonl, reply, user } = await import("../helpers/entries.ts");
+		await appendFile(`${sessionDir}/${name}`, jsonl([user("rc-u", lastId, "Where did the cormorant go?"), reply("rc-a", "rc-u", "Out to sea.")]));
+		await open().refresh();
+		const after = open();
+		expect((await after.search({ query: "cormorant" })).total).toBe(1);
 	});
 });

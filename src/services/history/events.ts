@@ -90,4 +90,3 @@ export type HistoryEvent =
 	| SummaryMarkedStale
 	| LineRejected;
 
-export type HistoryEventType = HistoryEvent["type"];

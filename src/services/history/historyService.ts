@@ -239,7 +239,8 @@ export class HistoryService {
 	 * when nothing changed.
 	 */
 	private async checked(report: IngestReport, skipUnchanged: boolean): Promise<IngestReport> {
-		await this.projection.catchUp();
+		// Fresh: every archive's own `stat`, not the folder's (one cut short in place by hand shows only there).
+		await this.projection.catchUp(undefined, undefined, { fresh: true });
 		const problems = this.warnings.splice(0);
 		if (this.quarantined.size === 0) return { ...report, warnings: [...report.warnings, ...problems] };
 		this.quarantined.clear();

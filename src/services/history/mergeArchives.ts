@@ -8,7 +8,7 @@ import type { Branch, LineRejection, QaNode } from "./types.ts";
  * disk now (`stored`), which another process may have written since this one read it.
  *
  * Two Pi processes on one workspace both ingest and summarize; neither may lose what the other
- * stored (SPEC §6). The rules, per record:
+ * stored (docs/architecture.md, "Durability"). The rules, per record:
  * - Q&A nodes: the union. For an id both have, a closed node beats an open one (an answer that
  *   arrived in one process is not taken back by the other's older view); otherwise `mine`.
  * - Summaries: the union, whole records. Ready beats pending; of two ready ones the newer `madeAt`

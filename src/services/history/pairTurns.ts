@@ -25,7 +25,7 @@ export interface PairTurnsOptions {
 }
 
 /**
- * Pairs messages into Q&A on every path of the tree (SPEC §4):
+ * Pairs messages into Q&A on every path of the tree (the rules in docs/architecture.md, "Q&A rules"):
  * - a Q&A runs from a user input to the final assistant reply that has no tool calls;
  * - user inputs before that reply (steering, a retry after an abort or error) join the Q&A;
  * - a reply that stopped with `aborted` or `error` does not end the Q&A: the words are kept as a

@@ -26,9 +26,10 @@ export interface ArchiveStore {
 	 * The current revision of every stored archive, by session id: a string that changes whenever
 	 * the archive does (the workspace store: its size and modification time). What the text
 	 * projection is checked against. A store without it is trusted to change only through this
-	 * process's writes.
+	 * process's writes. `fresh`: look at every archive, never at a cache of them (see the
+	 * workspace store: an archive changed in place by hand shows only there).
 	 */
-	revisions?(): Promise<ReadonlyMap<string, string>>;
+	revisions?(options?: { readonly fresh?: boolean }): Promise<ReadonlyMap<string, string>>;
 	/** An archive and the revision of exactly what was read, or `undefined` when there is none. */
 	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
 }

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { type SessionArchive } from "../../services/history/archive.ts";
@@ -10,7 +10,7 @@ import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.t
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { entryKind, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
-import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
+import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, temporaryName, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -127,6 +127,64 @@ export function archiveRevisions(workspace: string): Map<string, string> {
 		if (s) out.set(id, s.isFile() ? revisionOf(s) : `not-a-file:${s.mtimeMs}`);
 	}
 	return out;
+}
+
+/**
+ * `archiveRevisions`, without a `stat` per archive when the history folder has not changed since
+ * they were last taken. Every way pbot changes an archive (a temporary file renamed or linked in,
+ * a lock made and removed, a damaged one moved aside) changes the folder's modification time, so
+ * an unchanged folder (same inode and nanosecond time) means unchanged archives — for pbot's
+ * writers. A file changed in place by hand shows only in its own `stat`: `ingest` asks for fresh
+ * revisions, and `read` reads the archive itself. The revisions are kept in
+ * `.pi/pbot/text/archives.cache` (derived, beside the projection), and only when the folder had
+ * been still for `SETTLED_MS` before they were taken: within the file system's clock tick after a
+ * write, a second write could leave the folder's time as it was (the reasoning of git's "racy" index).
+ */
+export function cachedArchiveRevisions(workspace: string): Map<string, string> {
+	const dir = historyDir(workspace);
+	const before = folderStamp(dir);
+	const cacheFile = join(dirname(dir), "text", ARCHIVES_CACHE);
+	if (before !== undefined) {
+		try {
+			const cached = readRegularText(cacheFile);
+			if (cached !== undefined) {
+				const value = JSON.parse(cached) as { stamp?: unknown; revisions?: unknown };
+				if (value.stamp === before && typeof value.revisions === "object" && value.revisions !== null) {
+					checkHistoryFolder(workspace);
+					return new Map(Object.entries(value.revisions as Record<string, string>).filter(([id, r]) => isValidId(id) && typeof r === "string"));
+				}
+			}
+		} catch {
+			// a damaged or foreign cache: the archives are looked at
+		}
+	}
+	const revisions = archiveRevisions(workspace);
+	// Kept only when the folder was still before and did not change while it was read.
+	if (before !== undefined && folderStamp(dir) === before) {
+		try {
+			checkPbotFolder(dirname(dir), dirname(cacheFile));
+			if (entryKind(dirname(cacheFile)) === "a folder") {
+				const temp = temporaryName(cacheFile);
+				writeFileSync(temp, JSON.stringify({ stamp: before, revisions: Object.fromEntries(revisions) }), { flag: "wx" });
+				renameSync(temp, cacheFile);
+			}
+		} catch {
+			// a cache: the next process looks at the archives again
+		}
+	}
+	return revisions;
+}
+
+const ARCHIVES_CACHE = "archives.cache";
+/** How long the history folder must have been unchanged for its time to vouch for its archives. */
+const SETTLED_MS = 2000;
+
+/** The history folder's inode and modification time, when it has been still for `SETTLED_MS`; else `undefined`. */
+function folderStamp(dir: string): string | undefined {
+	const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+	if (!s || !s.isDirectory()) return undefined;
+	if (Date.now() - Number(s.mtimeMs) < SETTLED_MS) return undefined;
+	return `${s.ino}:${s.mtimeNs}`;
 }
 
 /**
@@ -330,7 +388,7 @@ export async function dropLegacyFields(workspace: string, sessionId: string, opt
 
 /**
  * Reads an archive and, when it still has legacy path fields, rewrites it without them first
- * (SPEC §6: on load, workspace archives lose their `file` field).
+ * (on load, workspace archives lose their `file` field: docs/archive-format.md, "Older shapes").
  */
 export async function readArchiveCleaning(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<SessionArchive | undefined> {
 	const file = archivePath(workspace, sessionId);

@@ -1,7 +1,7 @@
 import type { SessionArchive } from "../../services/history/archive.ts";
 import { mergeArchives } from "../../services/history/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/ports.ts";
-import { archiveRevisions, listArchiveIds, readArchiveCleaning, readArchiveWithRevision, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import { archiveRevisions, cachedArchiveRevisions, listArchiveIds, readArchiveCleaning, readArchiveWithRevision, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.
@@ -24,7 +24,7 @@ export function workspaceArchiveStore(workspace: string, options: WriteArchiveOp
 		// lands, while `writeArchive` itself keeps only the bytes of a new one.
 		write: (archive, writeOptions) => writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) }),
 		sync: () => syncHistoryFolder(workspace),
-		revisions: async () => archiveRevisions(workspace),
+		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
 	};
 }

@@ -18,7 +18,7 @@ export interface WorkspaceMigrationOptions {
 }
 
 /**
- * Migration on load (SPEC §6) for a workspace: its session ids are those of the sessions the
+ * Migration on load (docs/archive-format.md, "Older shapes") for a workspace: its session ids are those of the sessions the
  * discovery finds, its session folders Pi's native folder for it, the folders named and those the
  * found files are in. See `migrateOldArchives` for which records are copied.
  */

@@ -34,7 +34,7 @@ export function sessionFactsOf(ctx: ExtensionContext): PiSessionFacts {
 }
 
 /**
- * The four sources SPEC §4 names: the current session's folder, Pi's native default folder for
+ * The four sources the specification names (docs/architecture.md, "Inside Pi"): the current session's folder, Pi's native default folder for
  * the workspace, the current session file, and (by header) sessions forked from the workspace's.
  */
 export function discoveryOptionsOf(facts: PiSessionFacts): DiscoveryOptions {

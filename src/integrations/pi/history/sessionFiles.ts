@@ -234,6 +234,3 @@ export async function listSessionFiles(dir: string): Promise<string[]> {
 		.map((n) => join(dir, n));
 }
 
-export function fileLabel(path: string): string {
-	return basename(path);
-}

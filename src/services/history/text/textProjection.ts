@@ -54,8 +54,8 @@ export class TextProjection {
 	 * next session, so `visit` keeps nothing of it but the `head` it is given (held after the scan).
 	 * With `only`, just that session is visited. Sessions come in id order.
 	 */
-	catchUp(visit?: (text: SessionText, head: SessionText) => void, only?: string): Promise<void> {
-		return this.inTurn(() => this.catchUpNow(visit, only));
+	catchUp(visit?: (text: SessionText, head: SessionText) => void, only?: string, options: { readonly fresh?: boolean } = {}): Promise<void> {
+		return this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true));
 	}
 
 	/**
@@ -190,14 +190,14 @@ export class TextProjection {
 		return head;
 	}
 
-	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined): Promise<void> {
+	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined, fresh = false): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows: one read of the heads file costs less
 		// than reading them with each projection file and copying them out of the scan buffer.
 		const rows = visit !== undefined && only === undefined;
 		if (this.heads.size === 0) await this.loadHeads(rows ? "rows" : "headers");
 		if (rows) await this.fillRows();
-		const revisions = archives.revisions ? await archives.revisions() : undefined;
+		const revisions = archives.revisions ? await archives.revisions(fresh ? { fresh } : undefined) : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
 		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
