@@ -10,9 +10,9 @@
  * The Pi extension factory, for hosts embedding Pi's SDK, is `pbot-history/pi` (it loads Pi's SDK).
  */
 export { openWorkspaceHistory, type WorkspaceHistoryOptions } from "./integrations/pi/history/workspaceHistory.ts";
-export type { HistoryService, IngestReport, SessionIngestReport } from "./services/history/historyService.ts";
+export type { HistoryService, IngestReport, SessionIngestReport } from "./services/history/service/historyService.ts";
 export { isQueryError, QueryError, type QueryErrorCode } from "./services/history/query/errors.ts";
 export type * from "./services/history/query/types.ts";
-export type { SessionArchive, SummaryRecord } from "./services/history/archive.ts";
-export type { Branch, LineRejection, QaNode, QaPart, SessionFacts } from "./services/history/types.ts";
+export type { SessionArchive, SummaryRecord } from "./services/history/projections/archive.ts";
+export type { Branch, LineRejection, QaNode, QaPart, SessionFacts } from "./services/history/model/types.ts";
 export { ArchiveError, UnsafePbotFolderError } from "./storage/history-files/index.ts";

@@ -9,10 +9,10 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import ndjson from "ndjson";
 import { from, lastValueFrom, map } from "rxjs";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
-import { parseLine, parseLineInFull, parseLines } from "../../src/services/history/parseLines.ts";
-import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
-import { splitLines, type SourceLine } from "../../src/services/history/splitLines.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
+import { parseLine, parseLineInFull, parseLines } from "../../src/services/history/ingest/parseLines.ts";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
+import { splitLines, type SourceLine } from "../../src/services/history/ingest/splitLines.ts";
 import { folderBytes } from "./wiring.ts";
 
 export interface PackageCosts {

@@ -6,8 +6,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
-import { HistoryService } from "../../src/services/history/historyService.ts";
-import type { ArchiveStore, SessionDiscovery } from "../../src/services/history/ports.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
+import type { ArchiveStore, SessionDiscovery } from "../../src/services/history/service/ports.ts";
 import { workspaceCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 

@@ -3,7 +3,7 @@
  * do it with the CLI — list sessions, search for a word, read a hit, go up to its parent and down
  * to one of the parent's children.
  */
-import type { HistoryService } from "../services/history/historyService.ts";
+import type { HistoryService } from "../services/history/service/historyService.ts";
 import { formatRead, formatSearch, formatSessions } from "./queryFormat.ts";
 
 export interface DemoTourOptions {

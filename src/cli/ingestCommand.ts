@@ -1,4 +1,4 @@
-import type { IngestReport } from "../services/history/historyService.ts";
+import type { IngestReport } from "../services/history/service/historyService.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { table } from "./format.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";

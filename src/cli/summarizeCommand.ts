@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { AuthStorage, getAgentDir, ModelRegistry, SettingsManager } from "@mariozechner/pi-coding-agent";
-import type { HistoryService } from "../services/history/historyService.ts";
+import type { HistoryService } from "../services/history/service/historyService.ts";
 import { runSummaryPass, type SummaryPassReport } from "../services/history/summaries/summaryWorker.ts";
 import { piSummaryModel } from "../integrations/pi/history/piSummaryModel.ts";
 

@@ -3,9 +3,9 @@ import ndjson from "ndjson";
 import type { Subscription } from "rxjs";
 import { fileDiscovery, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { tailSessionFile } from "../integrations/pi/history/tailSessionFile.ts";
-import type { HistoryEvent } from "../services/history/events.ts";
-import type { HistoryService } from "../services/history/historyService.ts";
-import type { QaNode } from "../services/history/types.ts";
+import type { HistoryEvent } from "../services/history/model/events.ts";
+import type { HistoryService } from "../services/history/service/historyService.ts";
+import type { QaNode } from "../services/history/model/types.ts";
 
 export interface WatchOptions {
 	readonly service: HistoryService;

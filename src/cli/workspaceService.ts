@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
-import type { HistoryService } from "../services/history/historyService.ts";
+import type { HistoryService } from "../services/history/service/historyService.ts";
 import { UsageError } from "./usageError.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 

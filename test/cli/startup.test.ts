@@ -62,7 +62,7 @@ describe("pbot-history start-up", () => {
 	it("--help loads commander and the command definitions, not the service, its pipeline or any command's implementation", async () => {
 		const modules = await loadedBy(["--help"]);
 		expect(loads(modules, "/node_modules/commander/")).toBe(true);
-		for (const heavy of ["/node_modules/rxjs/", "/node_modules/immer/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/services/history/historyService.js", "/dist/storage/", "/dist/cli/watchCommand.js", "/dist/cli/queryFormat.js"]) {
+		for (const heavy of ["/node_modules/rxjs/", "/node_modules/immer/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/services/history/service/historyService.js", "/dist/storage/", "/dist/cli/watchCommand.js", "/dist/cli/queryFormat.js"]) {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
 	});
@@ -82,7 +82,7 @@ describe("pbot-history start-up", () => {
 
 	it("a query command loads the service but not watch's chokidar and ndjson, nor Pi's SDK", async () => {
 		const modules = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")]);
-		expect(loads(modules, "/dist/services/history/historyService.js")).toBe(true);
+		expect(loads(modules, "/dist/services/history/service/historyService.js")).toBe(true);
 		for (const heavy of ["/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/cli/watchCommand.js", "/dist/cli/demoCommand.js"]) {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
@@ -94,8 +94,8 @@ describe("pbot-history start-up", () => {
 		expect(loads(await loadedBy(["ingest", ...args]), "/node_modules/rxjs/")).toBe(true);
 		for (const command of [["sessions"], ["search", "owner"], ["ingest"]]) {
 			const modules = await loadedBy([...command, ...args]);
-			expect(loads(modules, "/dist/services/history/historyService.js"), command[0]).toBe(true);
-			for (const heavy of ["/node_modules/rxjs/", "/dist/services/history/sessionPipeline.js", "/dist/services/history/pairTurns.js"]) expect(loads(modules, heavy), `${command[0]} ${heavy}`).toBe(false);
+			expect(loads(modules, "/dist/services/history/service/historyService.js"), command[0]).toBe(true);
+			for (const heavy of ["/node_modules/rxjs/", "/dist/services/history/ingest/sessionPipeline.js", "/dist/services/history/ingest/pairTurns.js"]) expect(loads(modules, heavy), `${command[0]} ${heavy}`).toBe(false);
 		}
 	});
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import type { SessionArchive } from "../../src/services/history/archive.ts";
+import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";

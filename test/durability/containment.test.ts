@@ -3,8 +3,8 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
-import type { SessionArchive } from "../../src/services/history/archive.ts";
-import type { HistoryService } from "../../src/services/history/historyService.ts";
+import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import {
 	ArchiveError,
 	archivePath,

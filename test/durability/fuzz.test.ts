@@ -5,12 +5,12 @@
  */
 import { from, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, initialArchiveState, type SessionArchive } from "../../src/services/history/archive.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
+import { applyArchiveEvents, initialArchiveState, type SessionArchive } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { readNode, searchHistory } from "../../src/services/history/query/index.ts";
-import { buildQueryView } from "../../src/services/history/queryView.ts";
-import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
-import { sessionIdFromFileName } from "../../src/services/history/sessionFileName.ts";
+import { buildQueryView } from "../../src/services/history/projections/queryView.ts";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
+import { sessionIdFromFileName } from "../../src/services/history/model/sessionFileName.ts";
 import { fixtureBytes, fixturePath } from "../helpers/fixtures.ts";
 import { fixtureIndex } from "../query/helpers.ts";
 import { MUTATIONS, prng, splitBytes, type Random } from "./fuzz/mutations.ts";

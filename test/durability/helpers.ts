@@ -2,9 +2,9 @@
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SessionArchive } from "../../src/services/history/archive.ts";
-import type { HistoryEvent, SummaryReady } from "../../src/services/history/events.ts";
-import type { HistoryService } from "../../src/services/history/historyService.ts";
+import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent, SummaryReady } from "../../src/services/history/model/events.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { afterEach } from "vitest";

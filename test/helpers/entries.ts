@@ -53,8 +53,8 @@ export function run<I, O>(input: readonly I[], op: OperatorFunction<I, O>): Prom
 	return lastValueFrom(from(input).pipe(op, toArray()));
 }
 
-import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 
 /** Replays file bytes through the whole pipeline and returns the events. */
 export async function replayEvents(bytes: Uint8Array | readonly Uint8Array[], fallbackSessionId?: string): Promise<HistoryEvent[]> {

@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyArchiveEvents, initialArchiveState, type SessionArchive } from "../../src/services/history/archive.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
-import type { QaNode } from "../../src/services/history/types.ts";
+import { applyArchiveEvents, initialArchiveState, type SessionArchive } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
+import type { QaNode } from "../../src/services/history/model/types.ts";
 import { replayEvents } from "./entries.ts";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../../fixtures/sessions", import.meta.url));

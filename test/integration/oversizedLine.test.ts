@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
-import { HistoryService } from "../../src/services/history/historyService.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { memoryCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
 import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { lastValueFrom, map, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { readFileChunks, readFileChunksReusing, readSessionHead, sourceState } from "../../src/integrations/pi/history/sessionFiles.ts";
-import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
 

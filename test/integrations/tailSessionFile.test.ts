@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/archive.ts";
+import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/projections/archive.ts";
 import { tailSessionFile } from "../../src/integrations/pi/history/tailSessionFile.ts";
 import { fixtureArchive, fixtureBytes, texts } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";

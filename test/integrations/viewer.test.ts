@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, initialArchiveState } from "../../src/services/history/archive.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
+import { applyArchiveEvents, initialArchiveState } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { readNode } from "../../src/services/history/query/index.ts";
-import { buildQueryView } from "../../src/services/history/queryView.ts";
+import { buildQueryView } from "../../src/services/history/projections/queryView.ts";
 import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
 import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
 import { fixtureEvents } from "../helpers/fixtures.ts";

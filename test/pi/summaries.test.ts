@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fauxAssistantMessage, type Context } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionArchive } from "../../src/services/history/archive.ts";
+import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
 import { waitFor } from "../helpers/waitFor.ts";

@@ -7,11 +7,11 @@ import { cp, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyArchiveEvents, initialArchiveState, type ArchiveState, type SummaryRecord } from "../../src/services/history/archive.ts";
-import type { HistoryEvent, SummaryReady } from "../../src/services/history/events.ts";
-import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
-import { sessionIdFromFileName } from "../../src/services/history/sessionFileName.ts";
-import type { QaNode } from "../../src/services/history/types.ts";
+import { applyArchiveEvents, initialArchiveState, type ArchiveState, type SummaryRecord } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent, SummaryReady } from "../../src/services/history/model/events.ts";
+import { buildQueryView, type QueryView } from "../../src/services/history/projections/queryView.ts";
+import { sessionIdFromFileName } from "../../src/services/history/model/sessionFileName.ts";
+import type { QaNode } from "../../src/services/history/model/types.ts";
 import { QueryError } from "../../src/services/history/query/errors.ts";
 import { replayEvents } from "../helpers/entries.ts";
 

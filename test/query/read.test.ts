@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { QueryView } from "../../src/services/history/queryView.ts";
-import { childrenOf } from "../../src/services/history/queryView.ts";
+import type { QueryView } from "../../src/services/history/projections/queryView.ts";
+import { childrenOf } from "../../src/services/history/projections/queryView.ts";
 import { readNode } from "../../src/services/history/query/read.ts";
 import type { ReadParams, ReadResult } from "../../src/services/history/query/types.ts";
-import type { QaNode } from "../../src/services/history/types.ts";
+import type { QaNode } from "../../src/services/history/model/types.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
 import { NATIVE_KEYS, bytesView, errorOf, fixtureSessionId, fixtureView, isWellFormed, qaByQuestion, summariesAt, summaryReady, withEvents } from "./helpers.ts";
 

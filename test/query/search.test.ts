@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { QueryView } from "../../src/services/history/queryView.ts";
+import type { QueryView } from "../../src/services/history/projections/queryView.ts";
 import { searchHistory } from "../../src/services/history/query/search.ts";
 import { listSessions } from "../../src/services/history/query/sessions.ts";
 import type { SearchHit, SearchParams, SearchResult } from "../../src/services/history/query/types.ts";

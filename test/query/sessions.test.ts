@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { initialArchiveState } from "../../src/services/history/archive.ts";
-import { buildQueryView, type QueryView } from "../../src/services/history/queryView.ts";
+import { initialArchiveState } from "../../src/services/history/projections/archive.ts";
+import { buildQueryView, type QueryView } from "../../src/services/history/projections/queryView.ts";
 import { QueryError } from "../../src/services/history/query/errors.ts";
 import { listSessions } from "../../src/services/history/query/sessions.ts";
 import { searchHistory } from "../../src/services/history/query/search.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive } from "../../src/services/history/archive.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive } from "../../src/services/history/projections/archive.ts";
 import { fixtureEvents, fixtureKeys } from "../helpers/fixtures.ts";
 import { jsonl, linearSession, ofType, replayEvents, reply, user } from "../helpers/entries.ts";
 

@@ -1,9 +1,9 @@
 import { pipe } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { buildEntryTree, isNormalIsoTime } from "../../src/services/history/buildEntryTree.ts";
-import { normalizeEntries } from "../../src/services/history/normalizeEntries.ts";
-import { parseLines } from "../../src/services/history/parseLines.ts";
-import { splitLines } from "../../src/services/history/splitLines.ts";
+import { buildEntryTree, isNormalIsoTime } from "../../src/services/history/ingest/buildEntryTree.ts";
+import { normalizeEntries } from "../../src/services/history/ingest/normalizeEntries.ts";
+import { parseLines } from "../../src/services/history/ingest/parseLines.ts";
+import { splitLines } from "../../src/services/history/ingest/splitLines.ts";
 import { header, jsonl, reply, run, user } from "../helpers/entries.ts";
 
 const tree = async (lines: unknown[]) => {

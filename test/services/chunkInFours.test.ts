@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkInFours } from "../../src/services/history/chunkInFours.ts";
+import { chunkInFours } from "../../src/services/history/ingest/chunkInFours.ts";
 import { run } from "../helpers/entries.ts";
 
 describe("chunkInFours", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { distinctBranches } from "../../src/services/history/groupBranches.ts";
+import { distinctBranches } from "../../src/services/history/ingest/groupBranches.ts";
 
 describe("distinctBranches", () => {
 	it("drops a path whose Q&A are a prefix of another path's, and empty paths", () => {

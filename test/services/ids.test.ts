@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { qaId, summaryId } from "../../src/services/history/ids.ts";
+import { qaId, summaryId } from "../../src/services/history/model/ids.ts";
 
 const SID = "019c0000-0000-7000-8000-000000000001";
 

@@ -1,6 +1,6 @@
 import { from, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { sessionPipeline } from "../../src/services/history/sessionPipeline.ts";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
 import { ofType } from "../helpers/entries.ts";
 import { fixtureArchive, fixtureBytes, fixtureEvents, fixtureFacts, texts } from "../helpers/fixtures.ts";
 

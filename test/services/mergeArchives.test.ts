@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, initialArchiveState, MAX_STORED_REJECTIONS, type SessionArchive } from "../../src/services/history/archive.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
-import { mergeArchives } from "../../src/services/history/mergeArchives.ts";
+import { applyArchiveEvents, initialArchiveState, MAX_STORED_REJECTIONS, type SessionArchive } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
+import { mergeArchives } from "../../src/services/history/projections/mergeArchives.ts";
 import { jsonl, linearSession, replayEvents, reply, user } from "../helpers/entries.ts";
 import { fixtureBytes } from "../helpers/fixtures.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { normalizeEntries } from "../../src/services/history/normalizeEntries.ts";
-import { parseLines } from "../../src/services/history/parseLines.ts";
-import { splitLines } from "../../src/services/history/splitLines.ts";
+import { normalizeEntries } from "../../src/services/history/ingest/normalizeEntries.ts";
+import { parseLines } from "../../src/services/history/ingest/parseLines.ts";
+import { splitLines } from "../../src/services/history/ingest/splitLines.ts";
 import { pipe } from "rxjs";
 import { jsonl, run } from "../helpers/entries.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseLine } from "../../src/services/history/parseLines.ts";
+import { parseLine } from "../../src/services/history/ingest/parseLines.ts";
 
 const line = (text: string, terminated = true) => ({ line: 7, bytes: new TextEncoder().encode(text), end: 0, terminated });
 

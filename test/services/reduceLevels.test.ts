@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { branchLevels, planSummaries, topNodes } from "../../src/services/history/reduceLevels.ts";
-import type { QaNode } from "../../src/services/history/types.ts";
+import { branchLevels, planSummaries, topNodes } from "../../src/services/history/ingest/reduceLevels.ts";
+import type { QaNode } from "../../src/services/history/model/types.ts";
 
 const qa = (id: string, i: number): QaNode => ({
 	kind: "qa",

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
-import { parseLine, parseLineInFull } from "../../src/services/history/parseLines.ts";
-import { scanMessageLine } from "../../src/services/history/scanMessageLine.ts";
+import { parseLine, parseLineInFull } from "../../src/services/history/ingest/parseLines.ts";
+import { scanMessageLine } from "../../src/services/history/ingest/scanMessageLine.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { prng } from "../durability/fuzz/mutations.ts";
 

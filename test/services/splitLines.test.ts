@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { splitLines } from "../../src/services/history/splitLines.ts";
+import { splitLines } from "../../src/services/history/ingest/splitLines.ts";
 import { run } from "../helpers/entries.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -1,7 +1,7 @@
 import { fauxAssistantMessage, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/archive.ts";
-import type { HistoryEvent } from "../../src/services/history/events.ts";
+import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/projections/archive.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { PROMPT_VERSION } from "../../src/services/history/summaries/prompts.ts";
 import { runSummaryPass, type SummaryTarget } from "../../src/services/history/summaries/summaryWorker.ts";
 import type { SummaryModel } from "../../src/services/history/summaries/summaryModel.ts";

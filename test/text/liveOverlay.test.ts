@@ -5,10 +5,10 @@
 import { rm } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
-import type { SessionArchive } from "../../src/services/history/archive.ts";
-import { HistoryService } from "../../src/services/history/historyService.ts";
-import type { ArchiveStore } from "../../src/services/history/ports.ts";
-import type { QaNode } from "../../src/services/history/types.ts";
+import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
+import type { ArchiveStore } from "../../src/services/history/service/ports.ts";
+import type { QaNode } from "../../src/services/history/model/types.ts";
 import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
 import { fixtureWorkspace } from "../query/helpers.ts";
 

@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
-import type { SummaryRecord } from "../../src/services/history/archive.ts";
-import type { HistoryService } from "../../src/services/history/historyService.ts";
+import type { SummaryRecord } from "../../src/services/history/projections/archive.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
 import { fixtureIndex, fixtureWorkspace, summaryReady } from "../query/helpers.ts";
 

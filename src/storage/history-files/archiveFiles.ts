@@ -1,11 +1,11 @@
 import { lstatSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { type SessionArchive } from "../../services/history/archive.ts";
-import type { ArchiveWritten } from "../../services/history/ports.ts";
-import { deepEqual } from "../../services/history/deepEqual.ts";
-import { isValidId } from "../../services/history/ids.ts";
-import { mergeArchives } from "../../services/history/mergeArchives.ts";
+import { type SessionArchive } from "../../services/history/projections/archive.ts";
+import type { ArchiveWritten } from "../../services/history/service/ports.ts";
+import { deepEqual } from "../../services/history/model/deepEqual.ts";
+import { isValidId } from "../../services/history/model/ids.ts";
+import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";

@@ -1,6 +1,6 @@
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive, type SummaryRecord } from "../../services/history/archive.ts";
-import { sessionIdFromFileName } from "../../services/history/sessionFileName.ts";
-import type { LineRejection, QaNode, SessionFacts } from "../../services/history/types.ts";
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive, type SummaryRecord } from "../../services/history/projections/archive.ts";
+import { sessionIdFromFileName } from "../../services/history/model/sessionFileName.ts";
+import type { LineRejection, QaNode, SessionFacts } from "../../services/history/model/types.ts";
 
 /**
  * Reading archives written by earlier pbot versions: the shapes accepted, and what is dropped on the

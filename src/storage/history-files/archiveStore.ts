@@ -1,6 +1,6 @@
-import type { SessionArchive } from "../../services/history/archive.ts";
-import { mergeArchives } from "../../services/history/mergeArchives.ts";
-import type { ArchiveStore } from "../../services/history/ports.ts";
+import type { SessionArchive } from "../../services/history/projections/archive.ts";
+import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
+import type { ArchiveStore } from "../../services/history/service/ports.ts";
 import { archiveRevisions, cachedArchiveRevisions, listArchiveIds, readArchiveCleaning, readArchiveWithRevision, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
 
 /**

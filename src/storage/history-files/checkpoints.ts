@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from "node:path";
-import type { CheckpointStore, SourceCheckpoint } from "../../services/history/ports.ts";
-import { EXTRACTION_VERSION } from "../../services/history/extractionVersion.ts";
+import type { CheckpointStore, SourceCheckpoint } from "../../services/history/service/ports.ts";
+import { EXTRACTION_VERSION } from "../../services/history/ingest/extractionVersion.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { makePbotFolder } from "./paths.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";

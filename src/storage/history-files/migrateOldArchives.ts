@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { isValidId } from "../../services/history/ids.ts";
+import { isValidId } from "../../services/history/model/ids.ts";
 import { archivePath, createArchiveHoldingLock, historyDir } from "./archiveFiles.ts";
 import { upcastArchive } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";

@@ -1,8 +1,8 @@
 import { closeSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import type { TextStore } from "../../services/history/ports.ts";
-import { isValidId } from "../../services/history/ids.ts";
+import type { TextStore } from "../../services/history/service/ports.ts";
+import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { readRegularFile } from "./regularFile.ts";

@@ -1,4 +1,4 @@
-import type { ArchiveStore } from "../../../src/services/history/ports.ts";
+import type { ArchiveStore } from "../../../src/services/history/service/ports.ts";
 
 /**
  * The store of a child process, saying `write` on stdout as each archive write starts, so that

@@ -5,7 +5,7 @@
  *   node --import tsx ingestChild.ts <workspace> <sessionsDir>
  */
 import { fileDiscovery } from "../../../src/integrations/pi/history/discovery.ts";
-import { HistoryService } from "../../../src/services/history/historyService.ts";
+import { HistoryService } from "../../../src/services/history/service/historyService.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../../src/storage/history-files/index.ts";
 import { announcingStore } from "./announcingStore.ts";
 
@@ -14,7 +14,7 @@ const service = new HistoryService({ store: announcingStore(workspaceArchiveStor
 await service.load();
 // The ingest pipeline is imported on the first file read (lazily, for queries): loaded here, so the
 // parent's kill moments fall in the ingest's work, not in module loading.
-await import("../../../src/services/history/replayEvents.ts");
+await import("../../../src/services/history/ingest/replayEvents.ts");
 process.stdout.write("ready\n");
 await service.ingest();
 process.stdout.write("done\n");

@@ -13,9 +13,9 @@
  */
 import { existsSync } from "node:fs";
 import { fileDiscovery } from "../../../src/integrations/pi/history/discovery.ts";
-import type { HistoryEvent } from "../../../src/services/history/events.ts";
-import { HistoryService } from "../../../src/services/history/historyService.ts";
-import type { SessionDiscovery } from "../../../src/services/history/ports.ts";
+import type { HistoryEvent } from "../../../src/services/history/model/events.ts";
+import { HistoryService } from "../../../src/services/history/service/historyService.ts";
+import type { SessionDiscovery } from "../../../src/services/history/service/ports.ts";
 import { runSummaryPass } from "../../../src/services/history/summaries/summaryWorker.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../../src/storage/history-files/index.ts";
 import { announcingStore } from "./announcingStore.ts";

@@ -1,5 +1,5 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import type { HistoryService } from "../../../services/history/historyService.ts";
+import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import type { ReadResult, SearchHit, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";

@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, pathExists } from "../../../storage/history-files/index.ts";
-import type { SessionDiscovery, SessionSource } from "../../../services/history/ports.ts";
-import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
+import type { SessionDiscovery, SessionSource } from "../../../services/history/service/ports.ts";
+import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 import { listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
 
 export interface DiscoveryOptions {

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { ArchiveStore, SessionDiscovery } from "../../../services/history/ports.ts";
+import type { ArchiveStore, SessionDiscovery } from "../../../services/history/service/ports.ts";
 import { migrateOldArchives, oldHistoryDir, type MigrationReport } from "../../../storage/history-files/index.ts";
 import { nativeSessionDir } from "./discovery.ts";
 import { readSessionHead } from "./sessionFiles.ts";

@@ -2,13 +2,13 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
-import type { HistoryService } from "../../../services/history/historyService.ts";
+import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
 import type { MigrationReport } from "./migrateOldArchives.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
-import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
+import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 
 /**
  * pbot's state inside one Pi process: the history service of the current workspace and the live

@@ -4,9 +4,9 @@ import { readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import type { Observable } from "rxjs";
-import { isValidId } from "../../../services/history/ids.ts";
-import type { SessionSource, SourceState } from "../../../services/history/ports.ts";
-import { sessionIdFromFileName } from "../../../services/history/sessionFileName.ts";
+import { isValidId } from "../../../services/history/model/ids.ts";
+import type { SessionSource, SourceState } from "../../../services/history/service/ports.ts";
+import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 
 /**
  * RxJS, loaded when a file is first read: discovery runs on every query, and a query that finds

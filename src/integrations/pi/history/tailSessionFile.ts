@@ -2,8 +2,8 @@ import { open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { Observable, Subject, type Subscription } from "rxjs";
-import type { HistoryEvent } from "../../../services/history/events.ts";
-import { sessionPipeline } from "../../../services/history/sessionPipeline.ts";
+import type { HistoryEvent } from "../../../services/history/model/events.ts";
+import { sessionPipeline } from "../../../services/history/ingest/sessionPipeline.ts";
 
 /** Longer than chokidar's 50 ms throttle of 'change' events. */
 const SETTLE_MS = 80;

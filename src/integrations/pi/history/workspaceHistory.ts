@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { piAgentDir } from "./agentDir.ts";
-import { HistoryService } from "../../../services/history/historyService.ts";
-import type { SessionDiscovery } from "../../../services/history/ports.ts";
+import { HistoryService } from "../../../services/history/service/historyService.ts";
+import type { SessionDiscovery } from "../../../services/history/service/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";

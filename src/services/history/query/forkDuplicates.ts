@@ -9,9 +9,9 @@
  * not in the result, so the fork's copies are shown. Summaries are never de-duplicated: a fork's
  * summaries cover its own node ids and are written separately.
  */
-import type { SessionArchive } from "../archive.ts";
-import type { QueryView } from "../queryView.ts";
-import type { QaNode } from "../types.ts";
+import type { SessionArchive } from "../projections/archive.ts";
+import type { QueryView } from "../projections/queryView.ts";
+import type { QaNode } from "../model/types.ts";
 
 const byEntriesCache = new WeakMap<SessionArchive, Map<string, QaNode[]>>();
 

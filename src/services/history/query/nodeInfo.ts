@@ -1,7 +1,7 @@
 /** Facts about sessions and nodes that several answers share: titles, spans, flags, previews. */
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import type { QueryView, ViewNode } from "../queryView.ts";
-import type { QaNode } from "../types.ts";
+import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
+import type { QueryView, ViewNode } from "../projections/queryView.ts";
+import type { QaNode } from "../model/types.ts";
 import { oneLine, timeMs } from "./text.ts";
 import type { NodeRef } from "./types.ts";
 

@@ -3,8 +3,8 @@
  * so nothing is trusted: each parser takes `unknown`, returns a clean value or throws a
  * `QueryError` naming the parameter. Absent means `undefined`, `null` or (for strings) `""`.
  */
-import { isValidId } from "../ids.ts";
-import type { QueryView } from "../queryView.ts";
+import { isValidId } from "../model/ids.ts";
+import type { QueryView } from "../projections/queryView.ts";
 import { badParameter, unknownId } from "./errors.ts";
 
 /** `search` hits and sessions per page: default and maximum. */

@@ -1,8 +1,8 @@
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import { summaryId } from "../ids.ts";
-import { childrenOf, parentsOf, type QueryView, type ViewNode } from "../queryView.ts";
-import { branchLevels, topNodes } from "../hierarchy.ts";
-import type { QaNode, QaReply } from "../types.ts";
+import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
+import { summaryId } from "../model/ids.ts";
+import { childrenOf, parentsOf, type QueryView, type ViewNode } from "../projections/queryView.ts";
+import { branchLevels, topNodes } from "../model/hierarchy.ts";
+import type { QaNode, QaReply } from "../model/types.ts";
 import { coveredQa, nodeRef, sessionInfo, staleFlag, summaryCompleted } from "./nodeInfo.ts";
 import { CHILDREN_PAGE_SIZE, parseNodeId, parseNonNegativeInteger, parsePage, READ_DEFAULT_LIMIT, READ_MAX_LIMIT } from "./params.ts";
 import { formatRange, formatTime, sliceUtf16 } from "./text.ts";

@@ -1,6 +1,6 @@
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import type { QueryView } from "../queryView.ts";
-import type { QaNode } from "../types.ts";
+import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
+import type { QueryView } from "../projections/queryView.ts";
+import type { QaNode } from "../model/types.ts";
 import { foldQuery } from "./fold.ts";
 import { isForkDuplicate } from "./forkDuplicates.ts";
 import { coveredQa, sessionInfo, staleFlag } from "./nodeInfo.ts";

@@ -3,8 +3,8 @@
  * document object. The service scans the text projection on disk instead (`text/`); this is what
  * cuts snippets for the hits it shows, and what the plain scan of archives (`searchHistory`) uses.
  */
-import type { SummaryRecord } from "../archive.ts";
-import type { QaNode } from "../types.ts";
+import type { SummaryRecord } from "../projections/archive.ts";
+import type { QaNode } from "../model/types.ts";
 import { foldText, originalRange, type FoldedText } from "./fold.ts";
 
 /** What search matches: a Q&A original or a summary. */

@@ -1,4 +1,4 @@
-import type { QueryView } from "../queryView.ts";
+import type { QueryView } from "../projections/queryView.ts";
 import { sessionInfo, type SessionInfo } from "./nodeInfo.ts";
 import { pageOf } from "./paging.ts";
 import { type IdExists, intersects, parsePage, parseSessionFilter, parseTimeWindow, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from "./params.ts";

@@ -1,4 +1,4 @@
-import type { ArchiveState, SummaryRecord } from "../archive.ts";
+import type { ArchiveState, SummaryRecord } from "../projections/archive.ts";
 
 /** A summary to make (pending, or stale), with the archive it belongs to. */
 export interface WorkItem {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import type { QaNode } from "../types.ts";
+import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
+import type { QaNode } from "../model/types.ts";
 import { PROMPT_VERSION } from "./prompts.ts";
 
 /** One unit of input: a Q&A or a child summary, as the model reads it. Segments split between units. */

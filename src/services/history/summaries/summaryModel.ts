@@ -1,4 +1,4 @@
-import type { SummaryUsage } from "../events.ts";
+import type { SummaryUsage } from "../model/events.ts";
 
 /** One model call: a system prompt and one user message. */
 export interface SummaryRequest {

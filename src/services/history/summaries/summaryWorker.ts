@@ -1,5 +1,5 @@
-import type { ArchiveState } from "../archive.ts";
-import type { HistoryEvent, SummaryUsage } from "../events.ts";
+import type { ArchiveState } from "../projections/archive.ts";
+import type { HistoryEvent, SummaryUsage } from "../model/events.ts";
 import { MERGE_SEGMENTS_SYSTEM, PROMPT_VERSION, SUMMARIZE_QA_SYSTEM, SUMMARIZE_SUMMARIES_SYSTEM } from "./prompts.ts";
 import { dueCount, pendingWork, type WorkItem } from "./pendingWork.ts";
 import { segmentInput } from "./segmentInput.ts";

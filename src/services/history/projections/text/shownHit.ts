@@ -1,6 +1,6 @@
-import { foldText, originalRange } from "../query/fold.ts";
-import { snippetAround } from "../query/text.ts";
-import type { SearchHit } from "../query/types.ts";
+import { foldText, originalRange } from "../../query/fold.ts";
+import { snippetAround } from "../../query/text.ts";
+import type { SearchHit } from "../../query/types.ts";
 import type { DocMeta, SessionText } from "./sessionText.ts";
 
 /**

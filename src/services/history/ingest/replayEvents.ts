@@ -1,6 +1,6 @@
 import { defaultIfEmpty, lastValueFrom } from "rxjs";
-import type { HistoryEvent } from "./events.ts";
-import type { SessionSource, SourceState } from "./ports.ts";
+import type { HistoryEvent } from "../model/events.ts";
+import type { SessionSource, SourceState } from "../service/ports.ts";
 import { sessionPipeline } from "./sessionPipeline.ts";
 
 /**

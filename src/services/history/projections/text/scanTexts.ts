@@ -7,9 +7,9 @@
  * The answer is the plain scan's (`searchHistory` over archives): same hits, order and total. A
  * regression test compares them.
  */
-import { intersects, type TimeWindow } from "../query/params.ts";
-import { topForPage } from "../query/paging.ts";
-import { compareIds } from "../query/sessions.ts";
+import { intersects, type TimeWindow } from "../../query/params.ts";
+import { topForPage } from "../../query/paging.ts";
+import { compareIds } from "../../query/sessions.ts";
 import type { SessionText } from "./sessionText.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from "rxjs";
 import type { MessageLite, ParsedLine, SessionHeaderLine } from "./sessionEntry.ts";
-import type { LineRejection } from "./types.ts";
+import type { LineRejection } from "../model/types.ts";
 
 /** A message entry placed in the tree of messages (other entry types are transparent). */
 export interface MessageNode {

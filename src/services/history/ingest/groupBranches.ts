@@ -1,6 +1,6 @@
 import { map, type OperatorFunction } from "rxjs";
 import type { PairedSession } from "./pairTurns.ts";
-import type { Branch } from "./types.ts";
+import type { Branch } from "../model/types.ts";
 
 /** A session's Q&A grouped into its distinct branches. */
 export interface GroupedSession extends PairedSession {

@@ -1,7 +1,7 @@
 import { map, type OperatorFunction } from "rxjs";
 import type { EntryTree, MessageNode } from "./buildEntryTree.ts";
-import { qaId } from "./ids.ts";
-import type { QaNode, QaPart } from "./types.ts";
+import { qaId } from "../model/ids.ts";
+import type { QaNode, QaPart } from "../model/types.ts";
 
 /** The Q&A along one root→leaf path of messages. */
 export interface QaPath {

@@ -1,7 +1,7 @@
-import { summaryId } from "./ids.ts";
-import { branchLevels, topNodes } from "./hierarchy.ts";
+import { summaryId } from "../model/ids.ts";
+import { branchLevels, topNodes } from "../model/hierarchy.ts";
 import type { ArchiveState, SessionArchive, SummaryRecord } from "./archive.ts";
-import type { QaNode } from "./types.ts";
+import type { QaNode } from "../model/types.ts";
 
 /** A node of the browsing hierarchy: the session root (a directory), a summary or a Q&A. */
 export type ViewNode =

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction } from "rxjs";
-import type { HistoryEvent } from "./events.ts";
+import type { HistoryEvent } from "../model/events.ts";
 
 /**
  * Passes on only the events that say something new. A live session is re-derived after every

@@ -1,4 +1,4 @@
-import type { TextReadOptions, TextStore } from "../ports.ts";
+import type { TextReadOptions, TextStore } from "../../service/ports.ts";
 
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
 export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {

@@ -1,7 +1,7 @@
 import { pipe, type OperatorFunction } from "rxjs";
 import { buildEntryTree } from "./buildEntryTree.ts";
 import { dedupeEvents } from "./dedupeEvents.ts";
-import type { HistoryEvent } from "./events.ts";
+import type { HistoryEvent } from "../model/events.ts";
 import { groupBranches } from "./groupBranches.ts";
 import { normalizeEntries } from "./normalizeEntries.ts";
 import { pairTurns } from "./pairTurns.ts";

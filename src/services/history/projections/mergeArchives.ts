@@ -1,7 +1,7 @@
 import type { SessionArchive, SummaryRecord } from "./archive.ts";
 import { MAX_STORED_REJECTIONS } from "./archive.ts";
-import { deepEqual } from "./deepEqual.ts";
-import type { Branch, LineRejection, QaNode } from "./types.ts";
+import { deepEqual } from "../model/deepEqual.ts";
+import type { Branch, LineRejection, QaNode } from "../model/types.ts";
 
 /**
  * Merges what a writer is about to store (`mine`) with the archive of the same session that is on

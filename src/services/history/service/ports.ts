@@ -1,6 +1,6 @@
 import type { Observable } from "rxjs";
-import type { SessionArchive } from "./archive.ts";
-import type { SessionFacts } from "./types.ts";
+import type { SessionArchive } from "../projections/archive.ts";
+import type { SessionFacts } from "../model/types.ts";
 
 /**
  * What the history service needs from the outside world. The service never touches the file

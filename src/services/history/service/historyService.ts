@@ -1,8 +1,8 @@
-import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "./archive.ts";
-import type { HistoryEvent } from "./events.ts";
-import { isValidId } from "./ids.ts";
+import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive, type ArchiveState, type SessionArchive } from "../projections/archive.ts";
+import type { HistoryEvent } from "../model/events.ts";
+import { isValidId } from "../model/ids.ts";
 import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState, TextStore } from "./ports.ts";
-import { buildQueryView, type QueryView } from "./queryView.ts";
+import { buildQueryView, type QueryView } from "../projections/queryView.ts";
 import {
 	foldText,
 	groupHits,
@@ -14,13 +14,13 @@ import {
 	type SearchHit,
 	type SessionListFacts,
 	unknownNode,
-} from "./query/index.ts";
-import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "./query/index.ts";
-import { memoryTextStore } from "./text/memoryTextStore.ts";
-import { needsTextCheck, ScanCollector, type ScanHit } from "./text/scanTexts.ts";
-import { type DocMeta, parseDocMeta, projectSessionText, type SessionText, type SessionTextBody } from "./text/sessionText.ts";
-import { shownHit } from "./text/shownHit.ts";
-import { TextProjection } from "./text/textProjection.ts";
+} from "../query/index.ts";
+import type { ReadParams, ReadResult, SearchParams, SearchResult, SessionListResult, SessionsParams } from "../query/index.ts";
+import { memoryTextStore } from "../projections/text/memoryTextStore.ts";
+import { needsTextCheck, ScanCollector, type ScanHit } from "../projections/text/scanTexts.ts";
+import { type DocMeta, parseDocMeta, projectSessionText, type SessionText, type SessionTextBody } from "../projections/text/sessionText.ts";
+import { shownHit } from "../projections/text/shownHit.ts";
+import { TextProjection } from "../projections/text/textProjection.ts";
 
 /** Counts for one ingested session. */
 export interface SessionIngestReport {
@@ -418,7 +418,7 @@ export class HistoryService {
 	 * is loaded on the first file read: a query that finds every file unchanged never loads it.
 	 */
 	private async replaySource(source: SessionSource, onState?: (state: SourceState) => void): Promise<HistoryEvent[]> {
-		const { replayEvents } = await import("./replayEvents.ts");
+		const { replayEvents } = await import("../ingest/replayEvents.ts");
 		return replayEvents(source, onState, this.options.maxLineBytes !== undefined ? { maxLineBytes: this.options.maxLineBytes } : {});
 	}
 

@@ -1,8 +1,8 @@
 import { map, type OperatorFunction } from "rxjs";
-import type { HistoryEvent } from "./events.ts";
+import type { HistoryEvent } from "../model/events.ts";
 import type { PlannedSession } from "./reduceLevels.ts";
-import { sessionIdFromFileName } from "./sessionFileName.ts";
-import type { SessionFacts } from "./types.ts";
+import { sessionIdFromFileName } from "../model/sessionFileName.ts";
+import type { SessionFacts } from "../model/types.ts";
 
 /**
  * Turns a planned session into history events, in the order projections expect: the session

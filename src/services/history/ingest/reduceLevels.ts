@@ -1,8 +1,8 @@
 import { map, type OperatorFunction } from "rxjs";
-import { branchLevels, CHUNK_SIZE } from "./hierarchy.ts";
+import { branchLevels, CHUNK_SIZE } from "../model/hierarchy.ts";
 import type { GroupedSession } from "./groupBranches.ts";
-import { summaryId } from "./ids.ts";
-import type { Branch, QaNode, SummaryPlan } from "./types.ts";
+import { summaryId } from "../model/ids.ts";
+import type { Branch, QaNode, SummaryPlan } from "../model/types.ts";
 
 /** A session with every summary planned, level by level, on every branch. */
 export interface PlannedSession extends GroupedSession {
@@ -20,7 +20,7 @@ export function reduceLevels(): OperatorFunction<GroupedSession, PlannedSession>
 	return map((grouped) => ({ ...grouped, plans: planSummaries(grouped.sessionId, grouped.branches, grouped.nodes) }));
 }
 
-export { branchLevels, topNodes } from "./hierarchy.ts";
+export { branchLevels, topNodes } from "../model/hierarchy.ts";
 
 export function planSummaries(sessionId: string, branches: readonly Branch[], nodes: ReadonlyMap<string, QaNode>): SummaryPlan[] {
 	const plans = new Map<string, SummaryPlan>();

@@ -1,5 +1,5 @@
 import { emptySessionArchive, type SessionArchive } from "../archive.ts";
-import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../ports.ts";
+import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/ports.ts";
 import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
 

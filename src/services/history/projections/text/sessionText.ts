@@ -27,11 +27,11 @@
  */
 import { createHash } from "node:crypto";
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import { foldText } from "../query/fold.ts";
-import { type SessionInfo, sessionInfo } from "../query/nodeInfo.ts";
-import { searchableText } from "../query/searchIndex.ts";
-import { timeMs } from "../query/text.ts";
-import type { QaNode } from "../types.ts";
+import { foldText } from "../../query/fold.ts";
+import { type SessionInfo, sessionInfo } from "../../query/nodeInfo.ts";
+import { searchableText } from "../../query/searchIndex.ts";
+import { timeMs } from "../../query/text.ts";
+import type { QaNode } from "../../model/types.ts";
 
 export const SESSION_TEXT_FORMAT = "pbot-history-text";
 /** Raise when the layout, the folding or what is projected changes: older projections are rebuilt. */

@@ -1,7 +1,7 @@
 import { map, type OperatorFunction } from "rxjs";
-import { fullChunks } from "./hierarchy.ts";
+import { fullChunks } from "../model/hierarchy.ts";
 
-export { CHUNK_SIZE, fullChunks } from "./hierarchy.ts";
+export { CHUNK_SIZE, fullChunks } from "../model/hierarchy.ts";
 
 /**
  * Cuts a sequence into consecutive chunks of exactly four, from its start.

@@ -1,7 +1,7 @@
 import { current, Immer, isDraft, type Draft } from "immer";
-import { deepEqual } from "./deepEqual.ts";
-import type { HistoryEvent, SummaryUsage } from "./events.ts";
-import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from "./types.ts";
+import { deepEqual } from "../model/deepEqual.ts";
+import type { HistoryEvent, SummaryUsage } from "../model/events.ts";
+import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from "../model/types.ts";
 
 /**
  * Immer without auto-freeze. Freezing deep-froze the whole result of every `produce`, untouched
