@@ -34,6 +34,13 @@ for (const m of modes) {
 			`${r.projectionsChecked} text projections checked, ${r.projectionsTorn} torn, final projections ${r.projectionMatches ? "match" : "DO NOT MATCH"} their archives, ${seconds} s`,
 	);
 	for (const p of r.problems.slice(0, 20)) console.log(`  problem: ${p}`);
-	failed ||= r.problems.length > 0 || r.unreadable > 0 || r.nodesLost > 0 || r.summariesLost > 0 || !r.finalMatchesClean || r.projectionsTorn > 0 || !r.projectionMatches;
+	failed ||=
+		r.problems.length > 0 ||
+		r.unreadable > 0 ||
+		r.nodesLost > 0 ||
+		r.summariesLost > 0 ||
+		!r.finalMatchesClean ||
+		r.projectionsTorn > 0 ||
+		!r.projectionMatches;
 }
 process.exitCode = failed ? 1 : 0;

@@ -51,7 +51,14 @@ export function runProcess(command: string, args: readonly string[], options: Ru
 	if (rss) rmSync(rss.file, { force: true });
 	const env = { ...process.env, ...(options.env ?? {}), ...(rss ? { [RSS_ENV]: rss.file } : {}) };
 	const started = performance.now();
-	const r = spawnSync(command, fullArgs, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 << 20, encoding: "utf8", ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}) });
+	const r = spawnSync(command, fullArgs, {
+		cwd: options.cwd,
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
+		maxBuffer: 256 << 20,
+		encoding: "utf8",
+		...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+	});
 	const ms = performance.now() - started;
 	let peakRss: number | undefined;
 	if (rss && existsSync(rss.file)) peakRss = Number(readFileSync(rss.file, "utf8"));

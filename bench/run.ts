@@ -90,7 +90,8 @@ const ms = (x: number) => (Number.isNaN(x) ? "n/a" : x < 10 ? `${x.toFixed(2)} m
 const rate = (bytes: number, millis: number) => `${(bytes / 1e6 / (millis / 1000)).toFixed(0)} MB/s`;
 const times = (x: number) => (Number.isFinite(x) ? `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)}×` : "n/a");
 const yes = (ok: boolean) => (ok ? "yes" : "no");
-const count = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1)}k` : String(n));
+const count = (n: number) =>
+	n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1)}k` : String(n);
 
 /**
  * Runs a task in a child process and returns its result. Dirty pages left by the tasks before it
@@ -210,13 +211,21 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 /** A row of pbot's median against rg's (ratio: pbot / rg, lower is faster). */
 function searchRow(measure: string, t: SearchTimings, rgOk: boolean, target: string): BenchRow {
 	const failed = t.failures > 0 ? `; ${t.failures} failed: ${t.failed}` : "";
-	if (t.ours.length === 0) return { measure, baseline: rgOk ? `rg -i -F ${ms(median(t.rg))}` : "rg absent", ours: `n/a (${t.failed ?? "no query"})`, ratio: "n/a", target, met: "—" };
+	if (t.ours.length === 0)
+		return { measure, baseline: rgOk ? `rg -i -F ${ms(median(t.rg))}` : "rg absent", ours: `n/a (${t.failed ?? "no query"})`, ratio: "n/a", target, met: "—" };
 	const o = median(t.ours);
 	const b = median(t.rg);
 	const ours = `${ms(o)} (p95 ${ms(percentile(t.ours, 95))}${failed})`;
 	if (!rgOk) return { measure, baseline: "rg absent", ours, ratio: "n/a", target, met: "—" };
 	const ratio = o / b;
-	return { measure, baseline: `rg -i -F ${ms(b)} (p95 ${ms(percentile(t.rg, 95))})`, ours, ratio: times(ratio), target, met: target ? yes(ratio <= 1 && t.failures === 0) : "—" };
+	return {
+		measure,
+		baseline: `rg -i -F ${ms(b)} (p95 ${ms(percentile(t.rg, 95))})`,
+		ours,
+		ratio: times(ratio),
+		target,
+		met: target ? yes(ratio <= 1 && t.failures === 0) : "—",
+	};
 }
 
 function searchNote(what: string, t: SearchTimings): string {
@@ -245,7 +254,13 @@ interface PiWorkspace {
 function preparePi(root: string, sessionsDir: string, manifest: HistoryManifest, log: (line: string) => void): PiWorkspace {
 	const pi = { workspace: join(root, "workspace"), agentDir: join(root, "agent"), sessionDir: join(root, "sessions") };
 	const marker = join(root, "prepared.json");
-	const stamp = JSON.stringify({ generator: manifest.generator, preset: manifest.preset, seed: manifest.seed, files: manifest.history.files, workspace: pi.workspace });
+	const stamp = JSON.stringify({
+		generator: manifest.generator,
+		preset: manifest.preset,
+		seed: manifest.seed,
+		files: manifest.history.files,
+		workspace: pi.workspace,
+	});
 	if (existsSync(marker) && readFileSync(marker, "utf8") === stamp) return pi;
 	log(`  preparing Pi's session folder (${manifest.history.files} files)`);
 	rmSync(root, { recursive: true, force: true });
@@ -311,7 +326,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const singleDir = join(dataDir, "single");
 	const h = manifest.history;
 	const share = (k: keyof typeof h.byKind) => `${((h.byKind[k] / h.bytes) * 100).toFixed(0)} %`;
-	if (preset.name !== "large") notes.push(`The ${preset.name} preset is a smoke test: at this size, start-up and JIT warm-up weigh on every millisecond-scale timing and the ratios say little. The targets are for \`--preset large\`.`);
+	if (preset.name !== "large")
+		notes.push(
+			`The ${preset.name} preset is a smoke test: at this size, start-up and JIT warm-up weigh on every millisecond-scale timing and the ratios say little. The targets are for \`--preset large\`.`,
+		);
 	notes.push(
 		`History: ${h.files} session files, ${mb(h.bytes)}, ${h.questions} questions; bytes in tool results ${share("toolResult")}, assistant tool-call lines ${share("assistantToolCalls")}, user lines ${share("user")}, final answers ${share("finalAnswer")}. Single session: ${mb(manifest.single.bytes)}, ${manifest.single.questions} questions.`,
 	);
@@ -360,7 +378,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const rssFile = work(join("hooks", "maxrss.txt"));
 	/** `pbot-history <args>` as a person runs it: a new Node process, stdout to a pipe. */
 	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number } = {}): ProcessRun =>
-		runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], { cwd: ROOT, ...(opts.rss ? { rss: { hook: rssHook, file: rssFile } } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+		runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], {
+			cwd: ROOT,
+			...(opts.rss ? { rss: { hook: rssHook, file: rssFile } } : {}),
+			...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+		});
 	const rg = ripgrep();
 	/** `rg -i -F -c <query> <dir>`: counts every matching line, as search counts every hit. */
 	const rgRun = (query: string, dir: string): ProcessRun => runProcess("rg", ["-i", "-F", "-c", "--", query, dir], { cwd: ROOT });
@@ -418,8 +440,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const warmMs = median(okWarm.map((r) => r.ms));
 		const measure = `\`pbot-history ingest\` as a whole process, archives present and files unchanged (median of ${runs})`;
 		if (colds.length === 0) rows.push({ measure, baseline: "cold ingest failed", target: "≥ 20×", ...na(failure(cliCold?.[0] as ProcessRun)) });
-		else if (okWarm.length === 0) rows.push({ measure, baseline: `cold \`ingest\` process ${ms(coldMs)}`, target: "≥ 20×", ...na(failure(warms[0] as ProcessRun)) });
-		else rows.push({ measure, baseline: `cold \`ingest\` process ${ms(coldMs)}`, ours: ms(warmMs), ratio: times(coldMs / warmMs), target: "≥ 20×", met: yes(coldMs / warmMs >= 20) });
+		else if (okWarm.length === 0)
+			rows.push({ measure, baseline: `cold \`ingest\` process ${ms(coldMs)}`, target: "≥ 20×", ...na(failure(warms[0] as ProcessRun)) });
+		else
+			rows.push({
+				measure,
+				baseline: `cold \`ingest\` process ${ms(coldMs)}`,
+				ours: ms(warmMs),
+				ratio: times(coldMs / warmMs),
+				target: "≥ 20×",
+				met: yes(coldMs / warmMs >= 20),
+			});
 	}
 
 	// ── `sessions` and `read` processes against `node -e 0` ──
@@ -433,7 +464,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const against = (label: string, runsOf: readonly ProcessRun[]) => {
 			const ok = runsOf.filter((r) => r.code === 0);
 			if (ready !== true) return rows.push({ measure: label, baseline: `node -e 0 ${ms(nodeMs)}`, target, ...na(ready) });
-			if (ok.length < runsOf.length || ok.length === 0) return rows.push({ measure: label, baseline: `node -e 0 ${ms(nodeMs)}`, target, ...na(failure(runsOf.find((r) => r.code !== 0) ?? (runsOf[0] as ProcessRun))) });
+			if (ok.length < runsOf.length || ok.length === 0)
+				return rows.push({
+					measure: label,
+					baseline: `node -e 0 ${ms(nodeMs)}`,
+					target,
+					...na(failure(runsOf.find((r) => r.code !== 0) ?? (runsOf[0] as ProcessRun))),
+				});
 			const m = median(ok.map((r) => r.ms));
 			return rows.push({ measure: label, baseline: `node -e 0 ${ms(nodeMs)}`, ours: ms(m), ratio: `+${ms(m - nodeMs)}`, target, met: yes(m - nodeMs <= 150) });
 		};
@@ -444,7 +481,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"]);
 			for (let r = 0; r < n; r++) sessions.push(pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"]));
 			// Ids as a person gets them: hits of a search, and sessions.
-			for (const q of ["error", "config"]) ids.push(...hitIds(pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"]).stdout).slice(0, Math.ceil(n / 2)));
+			for (const q of ["error", "config"])
+				ids.push(...hitIds(pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"]).stdout).slice(0, Math.ceil(n / 2)));
 			ids.push(...cliCorpus().sessionIds.slice(0, 2));
 			ids = [...new Set(ids)].slice(0, n + 2);
 			for (const id of ids) reads.push(pbot(["read", id, ...sessionArgs(cliWs, sessionsDir), "--json"]));
@@ -457,10 +495,20 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			}
 		})();
 		against(`\`pbot-history sessions --json\` as a whole process (median of ${n}${sessionCount !== undefined ? `; ${sessionCount} sessions` : ""})`, sessions);
-		against(`\`pbot-history read <id> --json\` as a whole process (median of ${reads.length} ids: hits of \`search error\` and \`search config\`, and sessions)`, reads);
+		against(
+			`\`pbot-history read <id> --json\` as a whole process (median of ${reads.length} ids: hits of \`search error\` and \`search config\`, and sessions)`,
+			reads,
+		);
 		if (ready === true) {
 			const rss = pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true });
-			context.push({ measure: "`pbot-history sessions --json`: peak RSS of the process", baseline: "", ours: rss.peakRss ? mb(rss.peakRss) : "n/a", ratio: "", target: "", met: "—" });
+			context.push({
+				measure: "`pbot-history sessions --json`: peak RSS of the process",
+				baseline: "",
+				ours: rss.peakRss ? mb(rss.peakRss) : "n/a",
+				ratio: "",
+				target: "",
+				met: "—",
+			});
 		}
 	}
 
@@ -468,7 +516,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	if (only.has("query")) {
 		stage("`search` processes vs `rg -i -F` over the raw files");
 		if (!rg.ok) notes.push(rg.why);
-		else notes.push(`Search baseline: \`${rg.version}\`, \`rg -i -F -c -- <query> <session folder>\` (counts every matching line, as search counts every hit), a process per query. Both warmed once (page cache) before the timed runs, which alternate query by query.`);
+		else
+			notes.push(
+				`Search baseline: \`${rg.version}\`, \`rg -i -F -c -- <query> <session folder>\` (counts every matching line, as search counts every hit), a process per query. Both warmed once (page cache) before the timed runs, which alternate query by query.`,
+			);
 		notes.push(`Query mix (drawn from the archived Q&A texts with a fixed seed): ${QUERY_MIX}.`);
 		const ready = ensureArchives();
 		const queries = ready === true ? mix() : [];
@@ -479,16 +530,34 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			cliTotals = timed.totals;
 			rows.push(searchRow(label, timed, rg.ok, "≤ 1.0× (pbot / rg)"));
 			if (timed.ours.length > 0) {
-				context.push({ measure: `the same, p95 over the ${queries.length} queries`, baseline: rg.ok ? `rg -i -F ${ms(percentile(timed.rg, 95))}` : "", ours: ms(percentile(timed.ours, 95)), ratio: rg.ok ? times(percentile(timed.ours, 95) / percentile(timed.rg, 95)) : "", target: "", met: "—" });
+				context.push({
+					measure: `the same, p95 over the ${queries.length} queries`,
+					baseline: rg.ok ? `rg -i -F ${ms(percentile(timed.rg, 95))}` : "",
+					ours: ms(percentile(timed.ours, 95)),
+					ratio: rg.ok ? times(percentile(timed.ours, 95) / percentile(timed.rg, 95)) : "",
+					target: "",
+					met: "—",
+				});
 				notes.push(searchNote(`Search (${mb(h.bytes)} history)`, timed));
 			}
 			// Peak RSS in runs of their own (the preload's exit hook is not in the timed runs).
 			const rssRuns = tiny ? 2 : 6;
 			const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / rssRuns)) === 0).slice(0, rssRuns);
-			const peaks = sample.map((q) => pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true })).filter((r) => r.code === 0 && r.peakRss !== undefined).map((r) => r.peakRss as number);
+			const peaks = sample
+				.map((q) => pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true }))
+				.filter((r) => r.code === 0 && r.peakRss !== undefined)
+				.map((r) => r.peakRss as number);
 			const rssLabel = `peak RSS of a \`pbot-history search\` process, highest of ${sample.length} queries`;
 			if (peaks.length === 0) rows.push({ measure: rssLabel, baseline: "—", target: "≤ 120 MB", ...na(timed.failed ?? "no run reported its peak RSS") });
-			else rows.push({ measure: `${rssLabel} (median ${mb(median(peaks))})`, baseline: "—", ours: mb(Math.max(...peaks)), ratio: "", target: "≤ 120 MB", met: yes(Math.max(...peaks) <= 120e6) });
+			else
+				rows.push({
+					measure: `${rssLabel} (median ${mb(median(peaks))})`,
+					baseline: "—",
+					ours: mb(Math.max(...peaks)),
+					ratio: "",
+					target: "≤ 120 MB",
+					met: yes(Math.max(...peaks) <= 120e6),
+				});
 		}
 
 		// A node-scaled corpus, for context: the preset's largest (1M nodes in the large preset).
@@ -504,7 +573,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				context.push({ measure, baseline: rg.ok ? "rg -i -F" : "", ours: `n/a (\`ingest\` ${failure(ingest)})`, ratio: "", target: "", met: "—" });
 				continue;
 			}
-			context.push({ measure: `\`pbot-history ingest\` of the ${count(nodes)}-node corpus (a process; cold unless an earlier run left its archives): time / peak RSS`, baseline: "", ours: `${ms(ingest.ms)} / ${ingest.peakRss ? mb(ingest.peakRss) : "n/a"}`, ratio: "", target: "", met: "—" });
+			context.push({
+				measure: `\`pbot-history ingest\` of the ${count(nodes)}-node corpus (a process; cold unless an earlier run left its archives): time / peak RSS`,
+				baseline: "",
+				ours: `${ms(ingest.ms)} / ${ingest.peakRss ? mb(ingest.peakRss) : "n/a"}`,
+				ratio: "",
+				target: "",
+				met: "—",
+			});
 			// Context only: fewer queries below the large preset, and 3 when one search takes long.
 			const large = preset.name === "large";
 			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, large ? 12 : tiny ? 4 : 6, "queries-nodes");
@@ -546,12 +622,25 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					rows.push({ measure, baseline, target, ...na(`\`sessions\` did not rebuild \`${PROJECTION_DIR}\``) });
 					ensureProjection(cliWs, pbot, sessionArgs(cliWs, sessionsDir));
 				} else if (bad) rows.push({ measure, baseline, target, ...na(failure(bad)) });
-				else if (!(diff > 0)) rows.push({ measure, baseline, target, ...na(`no measurable difference: ${ms(median(rebuilt.map((r) => r.ms)))} rebuilt vs ${ms(median(present.map((r) => r.ms)))} present`) });
+				else if (!(diff > 0))
+					rows.push({
+						measure,
+						baseline,
+						target,
+						...na(`no measurable difference: ${ms(median(rebuilt.map((r) => r.ms)))} rebuilt vs ${ms(median(present.map((r) => r.ms)))} present`),
+					});
 				else {
 					const mbs = text / 1e6 / (diff / 1000);
 					rows.push({ measure, baseline, ours: `${rate(text, diff)} (${ms(diff)})`, ratio: "", target, met: yes(mbs >= 50) });
 				}
-				context.push({ measure: `the projection on disk (\`${PROJECTION_DIR}\`) against the archived text`, baseline: baseline, ours: mb(folderSize(dir)), ratio: times(folderSize(dir) / text), target: "", met: "—" });
+				context.push({
+					measure: `the projection on disk (\`${PROJECTION_DIR}\`) against the archived text`,
+					baseline: baseline,
+					ours: mb(folderSize(dir)),
+					ratio: times(folderSize(dir) / text),
+					target: "",
+					met: "—",
+				});
 			}
 		}
 	}
@@ -570,7 +659,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		for (let r = 0; r < runs && errors.length === 0; r++) {
 			for (const ext of [true, false]) {
 				try {
-					const res = await child<PiResult>(options, "pi", { workspace: pi.workspace, agentDir: pi.agentDir, sessionDir: pi.sessionDir, queries, withExtension: ext, reads: 10 });
+					const res = await child<PiResult>(options, "pi", {
+						workspace: pi.workspace,
+						agentDir: pi.agentDir,
+						sessionDir: pi.sessionDir,
+						queries,
+						withExtension: ext,
+						reads: 10,
+					});
 					(ext ? withExt : without).push(res);
 					if (res.errors.length > 0) errors.push(...res.errors);
 					if (ext) log(`  run ${r + 1}: first search ${ms(res.firstQueryMs)}, later p95 ${ms(percentile(res.laterMs, 95))}, RSS ${mb(res.rss)}`);
@@ -588,26 +684,61 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		if (withExt.length === 0 || Number.isNaN(first)) rows.push({ measure: firstLabel, baseline: "—", target: "≤ 100 ms", ...na(why ?? "no run") });
 		else rows.push({ measure: firstLabel, baseline: "—", ours: ms(first), ratio: "", target: "≤ 100 ms", met: yes(first <= 100) });
 		if (later.length === 0) rows.push({ measure: laterLabel, baseline: "—", target: "≤ 100 ms", ...na(why ?? "no run") });
-		else rows.push({ measure: laterLabel, baseline: "—", ours: ms(percentile(later, 95)), ratio: "", target: "≤ 100 ms", met: yes(percentile(later, 95) <= 100) });
+		else
+			rows.push({ measure: laterLabel, baseline: "—", ours: ms(percentile(later, 95)), ratio: "", target: "≤ 100 ms", met: yes(percentile(later, 95) <= 100) });
 		const rssWith = median(withExt.map((x) => x.rss));
 		const rssWithout = median(without.map((x) => x.rss));
 		const rssLabel = `Pi's RSS after the searches, with pbot, against the same Pi run without it (median of ${runs} each)`;
-		if (withExt.length === 0 || without.length === 0) rows.push({ measure: rssLabel, baseline: without.length ? `without ${mb(rssWithout)}` : "—", target: "≤ +100 MB", ...na(why ?? "no run") });
-		else rows.push({ measure: rssLabel, baseline: `without ${mb(rssWithout)}`, ours: mb(rssWith), ratio: `+${mb(rssWith - rssWithout)}`, target: "≤ +100 MB", met: yes(rssWith - rssWithout <= 100e6) });
+		if (withExt.length === 0 || without.length === 0)
+			rows.push({ measure: rssLabel, baseline: without.length ? `without ${mb(rssWithout)}` : "—", target: "≤ +100 MB", ...na(why ?? "no run") });
+		else
+			rows.push({
+				measure: rssLabel,
+				baseline: `without ${mb(rssWithout)}`,
+				ours: mb(rssWith),
+				ratio: `+${mb(rssWith - rssWithout)}`,
+				target: "≤ +100 MB",
+				met: yes(rssWith - rssWithout <= 100e6),
+			});
 		if (withExt.length > 0) {
 			const reads = withExt.flatMap((x) => x.readMs);
-			context.push({ measure: "inside Pi: Pi's own start (loader, session, binding), with / without pbot", baseline: "", ours: `${ms(median(withExt.map((x) => x.piStartMs)))} / ${ms(median(without.map((x) => x.piStartMs)))}`, ratio: "", target: "", met: "—" });
-			context.push({ measure: `inside Pi: \`read\` through the tool, p50 / p95 of ${reads.length}`, baseline: "", ours: `${ms(median(reads))} / ${ms(percentile(reads, 95))}`, ratio: "", target: "", met: "—" });
-			context.push({ measure: "inside Pi: peak RSS, with / without pbot", baseline: "", ours: `${mb(median(withExt.map((x) => x.peakRss)))} / ${mb(median(without.map((x) => x.peakRss)))}`, ratio: "", target: "", met: "—" });
+			context.push({
+				measure: "inside Pi: Pi's own start (loader, session, binding), with / without pbot",
+				baseline: "",
+				ours: `${ms(median(withExt.map((x) => x.piStartMs)))} / ${ms(median(without.map((x) => x.piStartMs)))}`,
+				ratio: "",
+				target: "",
+				met: "—",
+			});
+			context.push({
+				measure: `inside Pi: \`read\` through the tool, p50 / p95 of ${reads.length}`,
+				baseline: "",
+				ours: `${ms(median(reads))} / ${ms(percentile(reads, 95))}`,
+				ratio: "",
+				target: "",
+				met: "—",
+			});
+			context.push({
+				measure: "inside Pi: peak RSS, with / without pbot",
+				baseline: "",
+				ours: `${mb(median(withExt.map((x) => x.peakRss)))} / ${mb(median(without.map((x) => x.peakRss)))}`,
+				ratio: "",
+				target: "",
+				met: "—",
+			});
 		}
 		if (withExt.length > 0) {
 			const piHits = withExt[0]?.hits ?? [];
 			const same = cliTotals ? queries.every((q, i) => cliTotals?.get(q) === undefined || cliTotals.get(q) === piHits[i]) : undefined;
 			const found = piHits.filter((n) => n > 0).length;
-			notes.push(`Inside Pi: ${found} of ${piHits.length} queries found something${same === undefined ? "" : same ? ", the same totals as the CLI's search" : `; TOTALS DIFFER from the CLI's search (Pi ${piHits.join(",")} vs CLI ${queries.map((q) => cliTotals?.get(q) ?? "?").join(",")})`}.`);
+			notes.push(
+				`Inside Pi: ${found} of ${piHits.length} queries found something${same === undefined ? "" : same ? ", the same totals as the CLI's search" : `; TOTALS DIFFER from the CLI's search (Pi ${piHits.join(",")} vs CLI ${queries.map((q) => cliTotals?.get(q) ?? "?").join(",")})`}.`,
+			);
 		}
 		if (errors.length > 0) notes.push(`Inside Pi, problems: ${[...new Set(errors)].slice(0, 3).join("; ")}.`);
-		notes.push(`Inside Pi: Pi's SDK (\`createAgentSession\`, \`DefaultResourceLoader\`, the faux provider) with \`createPbotHistory()\` in a process of its own; the workspace's sessions are the history's files with their header's \`cwd\` set to that workspace (in the session folder Pi is given), archives made before by \`pbot-history ingest\`. The \`pbot_history\` tool's \`execute\` is called directly with the query mix; RSS is \`process.memoryUsage().rss\` after the searches (without pbot: after the same start).`);
+		notes.push(
+			`Inside Pi: Pi's SDK (\`createAgentSession\`, \`DefaultResourceLoader\`, the faux provider) with \`createPbotHistory()\` in a process of its own; the workspace's sessions are the history's files with their header's \`cwd\` set to that workspace (in the session folder Pi is given), archives made before by \`pbot-history ingest\`. The \`pbot_history\` tool's \`execute\` is called directly with the query mix; RSS is \`process.memoryUsage().rss\` after the searches (without pbot: after the same start).`,
+		);
 	}
 
 	// ── Live tail ──
@@ -618,9 +749,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const live = await child<LiveResult>(options, "live", { file, startBytes, workspace: work("live"), appends: preset.name === "tiny" ? 8 : 40 });
 		const found = live.searchableMs.filter((x) => x >= 0);
 		const missed = live.searchableMs.length - found.length;
-		rows.push({ measure: `live tail: Q&A appended to a running ${mb(live.fileBytes)} session → searchable, p95 of ${live.appends} (p50 ${ms(median(found))}${missed ? `, ${missed} missed` : ""})`, baseline: "—", ours: ms(percentile(missed ? [...found, Infinity] : found, 95)), ratio: "", target: "≤ 100 ms", met: yes(missed === 0 && percentile(found, 95) <= 100) });
+		rows.push({
+			measure: `live tail: Q&A appended to a running ${mb(live.fileBytes)} session → searchable, p95 of ${live.appends} (p50 ${ms(median(found))}${missed ? `, ${missed} missed` : ""})`,
+			baseline: "—",
+			ours: ms(percentile(missed ? [...found, Infinity] : found, 95)),
+			ratio: "",
+			target: "≤ 100 ms",
+			met: yes(missed === 0 && percentile(found, 95) <= 100),
+		});
 		const written = live.writtenMs.filter((x) => x >= 0);
-		context.push({ measure: "live tail: appended → archive written (lock, merge, atomic write, fsync), p50 / p95", baseline: "", ours: `${ms(median(written))} / ${ms(percentile(written, 95))}`, ratio: "", target: "", met: "—" });
+		context.push({
+			measure: "live tail: appended → archive written (lock, merge, atomic write, fsync), p50 / p95",
+			baseline: "",
+			ours: `${ms(median(written))} / ${ms(percentile(written, 95))}`,
+			ratio: "",
+			target: "",
+			met: "—",
+		});
 	}
 
 	// ── Memory after the cold ingest ──
@@ -628,14 +773,44 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		stage("memory");
 		const c = cold;
 		const spread = coldPeakRange.runs > 1 ? `, median of ${coldPeakRange.runs} runs (highest ${mb(coldPeakRange.highest)})` : "";
-		rows.push({ measure: `peak RSS of the cold ingest (${preset.name})${spread} against the text it archived (Q&A and summary text, UTF-8)`, baseline: `archived text ${mb(c.textBytes)}`, ours: mb(c.peakRss), ratio: times(c.peakRss / c.textBytes), target: "≤ 2×", met: yes(c.peakRss <= 2 * c.textBytes) });
-		context.push({ measure: `peak RSS against the archive files (${mb(c.archiveBytes)} of JSON on disk)`, baseline: mb(c.archiveBytes), ours: mb(c.peakRss), ratio: times(c.peakRss / c.archiveBytes), target: "", met: "—" });
+		rows.push({
+			measure: `peak RSS of the cold ingest (${preset.name})${spread} against the text it archived (Q&A and summary text, UTF-8)`,
+			baseline: `archived text ${mb(c.textBytes)}`,
+			ours: mb(c.peakRss),
+			ratio: times(c.peakRss / c.textBytes),
+			target: "≤ 2×",
+			met: yes(c.peakRss <= 2 * c.textBytes),
+		});
+		context.push({
+			measure: `peak RSS against the archive files (${mb(c.archiveBytes)} of JSON on disk)`,
+			baseline: mb(c.archiveBytes),
+			ours: mb(c.peakRss),
+			ratio: times(c.peakRss / c.archiveBytes),
+			target: "",
+			met: "—",
+		});
 		const cliRuns = coldCliIngests(1);
 		const peaks = cliRuns.filter((r) => r.code === 0 && r.peakRss !== undefined).map((r) => r.peakRss as number);
 		const cliMs = median(cliRuns.filter((r) => r.code === 0).map((r) => r.ms));
 		const measure = `\`pbot-history ingest\` as a person runs it (a process, an empty workspace): peak RSS / time${peaks.length > 1 ? `, median of ${peaks.length}` : ""}`;
-		if (peaks.length === 0) context.push({ measure, baseline: `archived text ${mb(c.textBytes)}`, ours: `n/a (${failure(cliRuns[0] as ProcessRun)})`, ratio: "", target: "", met: "—" });
-		else context.push({ measure, baseline: `archived text ${mb(c.textBytes)}`, ours: `${mb(median(peaks))} / ${ms(cliMs)}`, ratio: times(median(peaks) / c.textBytes), target: "", met: "—" });
+		if (peaks.length === 0)
+			context.push({
+				measure,
+				baseline: `archived text ${mb(c.textBytes)}`,
+				ours: `n/a (${failure(cliRuns[0] as ProcessRun)})`,
+				ratio: "",
+				target: "",
+				met: "—",
+			});
+		else
+			context.push({
+				measure,
+				baseline: `archived text ${mb(c.textBytes)}`,
+				ours: `${mb(median(peaks))} / ${ms(cliMs)}`,
+				ratio: times(median(peaks) / c.textBytes),
+				target: "",
+				met: "—",
+			});
 	}
 
 	// ── The single long session ──
@@ -650,8 +825,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const n = median(naive.map((x) => x.ms));
 		const o = median(ours.map((x) => x.ms));
 		const last = ours[ours.length - 1] as ColdResult;
-		rows.push({ measure: `single session of ${mb(manifest.single.bytes)} (${last.qa} Q&A), cold ingest`, baseline: `${rate(manifest.single.bytes, n)} (${ms(n)})`, ours: `${rate(manifest.single.bytes, o)} (${ms(o)})`, ratio: times(n / o), target: "≥ 1.0×", met: yes(n / o >= 1) });
-		context.push({ measure: "single session: peak RSS of its ingest", baseline: mb(manifest.single.bytes), ours: mb(last.peakRss), ratio: "", target: "", met: "—" });
+		rows.push({
+			measure: `single session of ${mb(manifest.single.bytes)} (${last.qa} Q&A), cold ingest`,
+			baseline: `${rate(manifest.single.bytes, n)} (${ms(n)})`,
+			ours: `${rate(manifest.single.bytes, o)} (${ms(o)})`,
+			ratio: times(n / o),
+			target: "≥ 1.0×",
+			met: yes(n / o >= 1),
+		});
+		context.push({
+			measure: "single session: peak RSS of its ingest",
+			baseline: mb(manifest.single.bytes),
+			ours: mb(last.peakRss),
+			ratio: "",
+			target: "",
+			met: "—",
+		});
 	}
 
 	// ── Packages on the hot path ──
@@ -659,7 +848,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		stage("ndjson, readline and RxJS on the hot path");
 		const p = await child<PackageCosts>(options, "packages", { dir: sessionsDir, limitBytes: Math.min(h.bytes, 200_000_000) });
 		const naive = p.ms.naive as number;
-		const line = (measure: string, key: string) => context.push({ measure, baseline: `naive ${rate(p.bytes, naive)}`, ours: rate(p.bytes, p.ms[key] as number), ratio: times(naive / (p.ms[key] as number)), target: "", met: "—" });
+		const line = (measure: string, key: string) =>
+			context.push({
+				measure,
+				baseline: `naive ${rate(p.bytes, naive)}`,
+				ours: rate(p.bytes, p.ms[key] as number),
+				ratio: times(naive / (p.ms[key] as number)),
+				target: "",
+				met: "—",
+			});
 		line("line source: ndjson.parse (split2 + JSON.parse) over a read stream", "ndjson");
 		line("line source: node:readline + JSON.parse", "readline");
 		line("our splitLines + full parse (decode + JSON.parse), through RxJS", "rxFull");
@@ -667,7 +864,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		line("the same fast path in a plain loop, without RxJS", "plainFast");
 		line("the whole replay pipeline (parse → tree → Q&A → branches → plans → events), RxJS", "pipeline");
 		const ev = p.events;
-		context.push({ measure: `--json event stream: ndjson.stringify vs JSON.stringify per line (${ev} events)`, baseline: `JSON.stringify ${ms(p.eventMs.jsonStringify as number)}`, ours: `ndjson ${ms(p.eventMs.ndjsonStringify as number)}`, ratio: times((p.eventMs.jsonStringify as number) / (p.eventMs.ndjsonStringify as number)), target: "", met: "—" });
+		context.push({
+			measure: `--json event stream: ndjson.stringify vs JSON.stringify per line (${ev} events)`,
+			baseline: `JSON.stringify ${ms(p.eventMs.jsonStringify as number)}`,
+			ours: `ndjson ${ms(p.eventMs.ndjsonStringify as number)}`,
+			ratio: times((p.eventMs.jsonStringify as number) / (p.eventMs.ndjsonStringify as number)),
+			target: "",
+			met: "—",
+		});
 	}
 
 	const machine = `${cpus()[0]?.model ?? "unknown CPU"} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM, Node ${process.version}, ${process.platform}`;
@@ -687,7 +891,14 @@ function formatTable(rows: readonly BenchRow[], context: readonly BenchRow[]): s
 	return [line(header), rule, ...rows.map(line), rule, ...context.map(line)].join("\n");
 }
 
-function formatMarkdown(preset: string, seed: number, machine: string, rows: readonly BenchRow[], context: readonly BenchRow[], notes: readonly string[]): string {
+function formatMarkdown(
+	preset: string,
+	seed: number,
+	machine: string,
+	rows: readonly BenchRow[],
+	context: readonly BenchRow[],
+	notes: readonly string[],
+): string {
 	const esc = (s: string) => s.replace(/\|/g, "\\|");
 	const row = (r: BenchRow) => `| ${esc(r.measure)} | ${esc(r.baseline)} | ${esc(r.ours)} | ${esc(r.ratio)} | ${esc(r.target)} | ${esc(r.met)} |`;
 	return [

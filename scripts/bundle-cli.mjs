@@ -17,7 +17,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 /** Bundled in: what every command loads. */
 const inline = new Set(["commander", "immer"]);
-const external = Object.keys(pkg.dependencies).filter((name) => !inline.has(name)).flatMap((name) => [name, `${name}/*`]);
+const external = Object.keys(pkg.dependencies)
+	.filter((name) => !inline.has(name))
+	.flatMap((name) => [name, `${name}/*`]);
 
 await build({
 	absWorkingDir: root,

@@ -14,7 +14,7 @@ afterAll(async () => {
 	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
 });
 
-describe("import { openWorkspaceHistory } from \"pbot-history\"", () => {
+describe('import { openWorkspaceHistory } from "pbot-history"', () => {
 	it("opens a workspace's history and answers search, sessions and read; deep imports are closed", async () => {
 		const ws = await fixtureWorkspace(["tools-thinking", "many-qa-72"]);
 		cleanups.push(ws.workspace);

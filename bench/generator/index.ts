@@ -64,7 +64,10 @@ export function generatorVersion(): string {
 	while (!existsSync(join(root, "package.json")) && dirname(root) !== root) root = dirname(root);
 	const dir = join(root, "bench", "generator");
 	const hash = createHash("sha256");
-	for (const name of readdirSync(dir).filter((n) => n.endsWith(".ts")).sort()) hash.update(name).update(readFileSync(join(dir, name)));
+	for (const name of readdirSync(dir)
+		.filter((n) => n.endsWith(".ts"))
+		.sort())
+		hash.update(name).update(readFileSync(join(dir, name)));
 	return hash.digest("hex").slice(0, 16);
 }
 
@@ -115,7 +118,8 @@ export function generateHistory(options: GenerateOptions): HistoryManifest {
 		emit(root.fork("single"), { profile: "agent", targetBytes: preset.singleBytes, startMs: Date.UTC(2026, 0, 5, 9) });
 	});
 	const search: Record<string, FolderManifest> = {};
-	for (const nodes of preset.searchNodes) search[String(nodes)] = writeChatCorpus(join(options.dir, `search-${nodes}`), root.fork(`search-${nodes}`), nodes, progress(`search corpus ${nodes}`));
+	for (const nodes of preset.searchNodes)
+		search[String(nodes)] = writeChatCorpus(join(options.dir, `search-${nodes}`), root.fork(`search-${nodes}`), nodes, progress(`search corpus ${nodes}`));
 	return { generator: generatorVersion(), preset: preset.name, seed, history, single, search };
 }
 
@@ -142,7 +146,7 @@ function writeFolder(dir: string, onBytes: (bytes: number) => void, plan: (emit:
 			buffered = [];
 			size = 0;
 		};
-		let generated;
+		let generated: ReturnType<typeof generateSession>;
 		try {
 			generated = generateSession(rng, sessionPlan, (line) => {
 				buffered.push(line);

@@ -72,7 +72,7 @@ export function createRng(seed: number | string): Rng {
 		range: (min, max) => min + Math.floor(next() * (max - min + 1)),
 		chance: (p) => next() < p,
 		pick: (items) => items[Math.floor(next() * items.length)] as never,
-		skewed: (n, skew) => Math.min(n - 1, Math.floor(n * Math.pow(next(), skew))),
+		skewed: (n, skew) => Math.min(n - 1, Math.floor(n * next() ** skew)),
 		logNormal: (median, sigma, min, max) => Math.min(max, Math.max(min, Math.round(median * Math.exp(sigma * gaussian())))),
 		fork: (label) => createRng(hash32(`${base}:${label}`)),
 	};

@@ -151,7 +151,15 @@ export function generateSession(rng: Rng, plan: SessionPlan, emit: (line: string
 	});
 	const assistant = (content: Json[], stopReason: string, errorMessage?: string): string => {
 		tick(800, plan.profile === "chat" ? 8_000 : 40_000);
-		const message: Json = { role: "assistant", content, api: model.api, provider: model.provider, model: model.model, usage: usage(rng.range(500, 90_000), rng.range(5, 4_000)), stopReason };
+		const message: Json = {
+			role: "assistant",
+			content,
+			api: model.api,
+			provider: model.provider,
+			model: model.model,
+			usage: usage(rng.range(500, 90_000), rng.range(5, 4_000)),
+			stopReason,
+		};
 		if (errorMessage !== undefined) message.errorMessage = errorMessage;
 		message.timestamp = clock - rng.int(400);
 		return entry("message", { message });
@@ -203,7 +211,15 @@ export function generateSession(rng: Rng, plan: SessionPlan, emit: (line: string
 			leaf = branchPoints[rng.int(branchPoints.length - 1)] as string;
 			tick(2_000, 30_000);
 			if (rng.chance(0.4)) {
-				put(entry("branch_summary", { fromId: leaf, summary: `The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\n${sentenceOf(rng, 5, 12)}`, details: { readFiles: [filePath(rng)], modifiedFiles: [] }, fromHook: false }), "other");
+				put(
+					entry("branch_summary", {
+						fromId: leaf,
+						summary: `The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\n${sentenceOf(rng, 5, 12)}`,
+						details: { readFiles: [filePath(rng)], modifiedFiles: [] },
+						fromHook: false,
+					}),
+					"other",
+				);
 			}
 		}
 		if (!named && questions >= 1 && rng.chance(0.5)) {
@@ -216,15 +232,40 @@ export function generateSession(rng: Rng, plan: SessionPlan, emit: (line: string
 			if (rng.chance(0.02)) {
 				tick(2_000, 60_000);
 				const command = `${rng.pick(["npm test", "git status", "ls -la", "cat", "rg"])} ${filePath(rng)}`;
-				put(entry("message", { message: { role: "bashExecution", command, output: codeSlice(rng, rng.logNormal(400, 1, 10, 20_000)), exitCode: rng.chance(0.8) ? 0 : 1, cancelled: false, truncated: false, timestamp: clock } }), "other");
+				put(
+					entry("message", {
+						message: {
+							role: "bashExecution",
+							command,
+							output: codeSlice(rng, rng.logNormal(400, 1, 10, 20_000)),
+							exitCode: rng.chance(0.8) ? 0 : 1,
+							cancelled: false,
+							truncated: false,
+							timestamp: clock,
+						},
+					}),
+					"other",
+				);
 			}
 			if (rng.chance(0.01)) {
 				const id = newId();
-				put(JSON.stringify({ type: "custom", customType: "bench/bookmark", data: { note: sentenceOf(rng, 2, 6) }, id, parentId: leaf, timestamp: iso() }), "other");
+				put(
+					JSON.stringify({ type: "custom", customType: "bench/bookmark", data: { note: sentenceOf(rng, 2, 6) }, id, parentId: leaf, timestamp: iso() }),
+					"other",
+				);
 				leaf = id;
 			}
 			if (questions > 20 && rng.chance(0.01)) {
-				put(entry("compaction", { summary: `## Goal\n${paragraph(rng, 3)}\n\n## Progress\n${paragraph(rng, 4)}`, firstKeptEntryId: leaf, tokensBefore: rng.range(50_000, 180_000), details: { readFiles: [filePath(rng)], modifiedFiles: [] }, fromHook: false }), "other");
+				put(
+					entry("compaction", {
+						summary: `## Goal\n${paragraph(rng, 3)}\n\n## Progress\n${paragraph(rng, 4)}`,
+						firstKeptEntryId: leaf,
+						tokensBefore: rng.range(50_000, 180_000),
+						details: { readFiles: [filePath(rng)], modifiedFiles: [] },
+						fromHook: false,
+					}),
+					"other",
+				);
 			}
 		}
 
@@ -287,7 +328,10 @@ function prose(rng: Rng, chars: number, cjk: boolean): string {
 function toolArguments(rng: Rng, name: string): Json {
 	switch (name) {
 		case "bash":
-			return { command: `${rng.pick(["npm test --", "npx tsc --noEmit", "git diff", "rg -n", "ls", "cat", "node scripts/check.mjs", "git log --oneline -20"])} ${filePath(rng)}`, ...(rng.chance(0.3) ? { timeout: 120 } : {}) };
+			return {
+				command: `${rng.pick(["npm test --", "npx tsc --noEmit", "git diff", "rg -n", "ls", "cat", "node scripts/check.mjs", "git log --oneline -20"])} ${filePath(rng)}`,
+				...(rng.chance(0.3) ? { timeout: 120 } : {}),
+			};
 		case "read":
 			return { path: filePath(rng), ...(rng.chance(0.2) ? { offset: rng.range(1, 400), limit: rng.range(20, 200) } : {}) };
 		case "edit":
@@ -302,7 +346,14 @@ function toolArguments(rng: Rng, name: string): Json {
 /** Mostly small outputs, a long tail up to 200 KB; a few errors and images. */
 function toolResult(rng: Rng, toolCallId: string, toolName: string, args: Json, at: number): Json {
 	const r = rng.next();
-	const size = r < 0.7 ? rng.logNormal(700, 1, 20, 4_000) : r < 0.96 ? rng.logNormal(7_500, 0.7, 2_000, 40_000) : r < 0.99 ? rng.logNormal(40_000, 0.5, 20_000, 100_000) : rng.range(100_000, 200_000);
+	const size =
+		r < 0.7
+			? rng.logNormal(700, 1, 20, 4_000)
+			: r < 0.96
+				? rng.logNormal(7_500, 0.7, 2_000, 40_000)
+				: r < 0.99
+					? rng.logNormal(40_000, 0.5, 20_000, 100_000)
+					: rng.range(100_000, 200_000);
 	const isError = rng.chance(0.06);
 	const content: Json[] = [];
 	let details: Json | undefined;

@@ -31,7 +31,20 @@ const TECH = (
 ).split(" ");
 
 const EXTENSIONS = [".ts", ".ts", ".ts", ".tsx", ".js", ".json", ".md", ".py", ".go", ".rs", ".sql", ".yaml", ".sh", ".css"];
-const DIRS = ["src", "src/lib", "src/core", "src/services", "src/api", "src/ui", "test", "scripts", "packages/app/src", "packages/server/src", "docs", "config"];
+const DIRS = [
+	"src",
+	"src/lib",
+	"src/core",
+	"src/services",
+	"src/api",
+	"src/ui",
+	"test",
+	"scripts",
+	"packages/app/src",
+	"packages/server/src",
+	"docs",
+	"config",
+];
 
 const CJK_ZH =
 	"的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者多日都三小二无同么经法当起与好看学进种将还分此心前面又定见只主没公从" +
@@ -41,7 +54,10 @@ const CJK_KO = "이 파일을 확인해 주세요 코드 오류 설정 테스트
 const EMOJI = ["🙂", "👍", "🚀", "✅", "❌", "⚠️", "🔥", "🎉", "👍🏽", "👨‍👩‍👧", "🇯🇵", "𝒜𝒸𝓂ℯ", "→", "…", "—", "é", "ü", "ß", "ñ"];
 
 /** Syllables of the long tail of made-up words (real prose has tens of thousands of distinct words). */
-const SYLLABLES = "ba be bi bo bu ca co cu da de di do du fa fe fi fo ga ge go gu ha he hi ho ka ke ki ko la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo wa we wi ya yo za zo ar er ir or ur an en in on un al el il ol st tr pl gr br cl fl sh ch th".split(" ");
+const SYLLABLES =
+	"ba be bi bo bu ca co cu da de di do du fa fe fi fo ga ge go gu ha he hi ho ka ke ki ko la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo wa we wi ya yo za zo ar er ir or ur an en in on un al el il ol st tr pl gr br cl fl sh ch th".split(
+		" ",
+	);
 
 /** Shared, seeded pools: built once per process (deterministic, independent of any run seed). */
 export interface TextPools {
@@ -98,7 +114,7 @@ export function textPools(): TextPools {
 		lines.push(line);
 		size += line.length + 1;
 	}
-	const codeCorpus = lines.join("\n") + "\n";
+	const codeCorpus = `${lines.join("\n")}\n`;
 	const starts: number[] = [0];
 	for (let i = 0; i < codeCorpus.length - 1; i++) if (codeCorpus.charCodeAt(i) === 10) starts.push(i + 1);
 	pools = { tail, identifiers, paths, codeCorpus, codeLineStarts: Uint32Array.from(starts) };

@@ -83,13 +83,33 @@ export async function liveTail(sourceFile: string, startBytes: number, workspace
 	for (let k = 0; k < appends; k++) {
 		const token = `livetoken${k}x${(k * 7919) % 1000}`;
 		appendFileSync(file, `${entry({ role: "user", content: [{ type: "text", text: `Live question ${k}: what changed in the build?` }] })}\n`);
-		appendFileSync(file, `${entry({ role: "assistant", content: [{ type: "thinking", thinking: "Check the log.", thinkingSignature: "QUJD" }, { type: "toolCall", id: `call_${k}`, name: "bash", arguments: { command: "npm test" } }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage: { input: 10, output: 10 }, stopReason: "toolUse" })}\n`);
-		appendFileSync(file, `${entry({ role: "toolResult", toolCallId: `call_${k}`, toolName: "bash", content: [{ type: "text", text: "ok\n".repeat(200) }], isError: false })}\n`);
+		appendFileSync(
+			file,
+			`${entry({
+				role: "assistant",
+				content: [
+					{ type: "thinking", thinking: "Check the log.", thinkingSignature: "QUJD" },
+					{ type: "toolCall", id: `call_${k}`, name: "bash", arguments: { command: "npm test" } },
+				],
+				api: "anthropic-messages",
+				provider: "anthropic",
+				model: "claude-sonnet-4-5",
+				usage: { input: 10, output: 10 },
+				stopReason: "toolUse",
+			})}\n`,
+		);
+		appendFileSync(
+			file,
+			`${entry({ role: "toolResult", toolCallId: `call_${k}`, toolName: "bash", content: [{ type: "text", text: "ok\n".repeat(200) }], isError: false })}\n`,
+		);
 		await sleep(150);
 		const done = new Promise<void>((resolve) => {
 			waiting = { token, at: performance.now(), done: resolve };
 		});
-		appendFileSync(file, `${entry({ role: "assistant", content: [{ type: "text", text: `The build changed: ${token} is the answer.` }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage: { input: 10, output: 10 }, stopReason: "stop" })}\n`);
+		appendFileSync(
+			file,
+			`${entry({ role: "assistant", content: [{ type: "text", text: `The build changed: ${token} is the answer.` }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage: { input: 10, output: 10 }, stopReason: "stop" })}\n`,
+		);
 		const timeout = sleep(5_000).then(() => "timeout");
 		await Promise.race([done, timeout]);
 		const w = waiting as unknown as { searchable?: number; written?: number };

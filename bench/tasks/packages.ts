@@ -88,11 +88,7 @@ export async function packageCosts(dir: string, limitBytes: number): Promise<Pac
 	});
 	ms.ndjson = await timed(async () => {
 		for (const f of files) {
-			await pipeline(
-				createReadStream(f, { highWaterMark: CHUNK }),
-				ndjson.parse(),
-				new Writable({ objectMode: true, write: (_o, _e, cb) => cb() }),
-			);
+			await pipeline(createReadStream(f, { highWaterMark: CHUNK }), ndjson.parse(), new Writable({ objectMode: true, write: (_o, _e, cb) => cb() }));
 		}
 	});
 	ms.readline = await timed(async () => {
@@ -102,7 +98,14 @@ export async function packageCosts(dir: string, limitBytes: number): Promise<Pac
 		}
 	});
 	ms.rxFull = await timed(async () => {
-		for (const f of files) await lastValueFrom(from(chunksOf(f)).pipe(splitLines(), map((lines: SourceLine[]) => lines.map(parseLineInFull))), { defaultValue: [] });
+		for (const f of files)
+			await lastValueFrom(
+				from(chunksOf(f)).pipe(
+					splitLines(),
+					map((lines: SourceLine[]) => lines.map(parseLineInFull)),
+				),
+				{ defaultValue: [] },
+			);
 	});
 	ms.rxFast = await timed(async () => {
 		for (const f of files) await lastValueFrom(from(chunksOf(f)).pipe(splitLines(), parseLines()), { defaultValue: [] });

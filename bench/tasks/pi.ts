@@ -48,7 +48,9 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	process.env.PI_CODING_AGENT_DIR = p.agentDir;
 	const t0 = performance.now();
 	const { registerFauxProvider } = await import("@mariozechner/pi-ai");
-	const { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } = await import("@mariozechner/pi-coding-agent");
+	const { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } = await import(
+		"@mariozechner/pi-coding-agent"
+	);
 	// Only the run with the extension loads its modules.
 	const pbot = p.withExtension ? await import("../../src/integrations/pi/history/extension.ts") : undefined;
 	const faux = registerFauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });

@@ -42,7 +42,12 @@ export function workspaceService(workspace: string, sessionsDir: string, options
 			};
 		},
 	};
-	const service = new HistoryService({ store: options.store ?? workspaceArchiveStore(workspace), discovery, checkpoints: workspaceCheckpointStore(workspace), text: workspaceTextStore(workspace) });
+	const service = new HistoryService({
+		store: options.store ?? workspaceArchiveStore(workspace),
+		discovery,
+		checkpoints: workspaceCheckpointStore(workspace),
+		text: workspaceTextStore(workspace),
+	});
 	return { service, filesRead: () => reads };
 }
 

@@ -50,7 +50,8 @@ export async function runBenchCommand(options: BenchCommandOptions): Promise<str
 	const where = runnerLocation();
 	if (!where) throw new Error("the benchmark runner is not built: run `npm run build` in the pbot-history package first");
 	const runner = (await import(where.url)) as BenchRunner;
-	if (!Object.hasOwn(runner.PRESETS, options.preset)) throw new BenchPresetError(`--preset: unknown preset ${JSON.stringify(options.preset)}; one of ${Object.keys(runner.PRESETS).join(", ")}`);
+	if (!Object.hasOwn(runner.PRESETS, options.preset))
+		throw new BenchPresetError(`--preset: unknown preset ${JSON.stringify(options.preset)}; one of ${Object.keys(runner.PRESETS).join(", ")}`);
 	const report = await runner.runBench({ ...options, dataDir: resolve(options.dataDir), runtime: where.runtime });
 	return `${report.table}\n\n${report.notes.map((n) => `- ${n}`).join("\n")}`;
 }

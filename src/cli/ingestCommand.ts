@@ -12,7 +12,11 @@ export interface IngestCommandOptions extends WorkspaceOptions {
  * `pbot-history ingest` (`refresh`: files unchanged since they were ingested are not read) and
  * `pbot-history rebuild` (`ingest`: every file read again); prints the report.
  */
-export async function runIngestCommand(mode: "refresh" | "ingest", opts: IngestCommandOptions, io: { readonly stdout: (text: string) => void; readonly cwd: string }): Promise<void> {
+export async function runIngestCommand(
+	mode: "refresh" | "ingest",
+	opts: IngestCommandOptions,
+	io: { readonly stdout: (text: string) => void; readonly cwd: string },
+): Promise<void> {
 	const service = openFromOptions(opts, io.cwd);
 	const report = await (mode === "refresh" ? service.refresh({ checkArchives: true }) : service.ingest());
 	printIngestReport(opts, report, io);
@@ -21,7 +25,11 @@ export async function runIngestCommand(mode: "refresh" | "ingest", opts: IngestC
 }
 
 /** The report as JSON (`--json`) or as a table. */
-export function printIngestReport(opts: IngestCommandOptions, report: IngestReport, io: { readonly stdout: (text: string) => void; readonly cwd: string }): void {
+export function printIngestReport(
+	opts: IngestCommandOptions,
+	report: IngestReport,
+	io: { readonly stdout: (text: string) => void; readonly cwd: string },
+): void {
 	if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
 	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
 }
@@ -29,7 +37,10 @@ export function printIngestReport(opts: IngestCommandOptions, report: IngestRepo
 /** The totals a person wants first: how much was found. */
 export function ingestTotals(report: IngestReport) {
 	const levels: number[] = [];
-	for (const s of report.sessions) s.plannedByLevel.forEach((n, i) => (levels[i] = (levels[i] ?? 0) + n));
+	for (const s of report.sessions)
+		s.plannedByLevel.forEach((n, i) => {
+			levels[i] = (levels[i] ?? 0) + n;
+		});
 	return {
 		sessions: report.sessions.length,
 		qa: sum(report.sessions.map((s) => s.qa)),

@@ -128,7 +128,9 @@ function buildProgram(io: CliIo): Command {
 				if (opts.json) io.stdout(JSON.stringify(report, null, 2));
 				else {
 					const head = report.aborted ? "Stopped: the summary in flight stays pending." : "Done.";
-					io.stdout(`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).`);
+					io.stdout(
+						`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).`,
+					);
 				}
 				if (report.aborted) throw new Interrupted();
 			} finally {
@@ -147,7 +149,10 @@ function buildProgram(io: CliIo): Command {
 			process.on("SIGINT", onSigint);
 			try {
 				// Loaded here: chokidar, ndjson and the live tail are for this command only.
-				const [{ watchWorkspace }, { openFromOptions, discoveryFromOptions }] = await Promise.all([import("./watchCommand.ts"), import("./workspaceService.ts")]);
+				const [{ watchWorkspace }, { openFromOptions, discoveryFromOptions }] = await Promise.all([
+					import("./watchCommand.ts"),
+					import("./workspaceService.ts"),
+				]);
 				await watchWorkspace({
 					service: openFromOptions(opts, io.cwd),
 					...discoveryFromOptions(opts, io.cwd),
@@ -198,7 +203,14 @@ function buildProgram(io: CliIo): Command {
 		.option("--query <text>", "the word the demo searches for", "owner")
 		.action(async (opts: { keep?: string; query: string }) => {
 			const { runDemo } = await import("./demoCommand.ts");
-			await runDemo({ ...(opts.keep ? { keep: opts.keep } : {}), query: opts.query, samples: bundledSessionsDir(), cwd: io.cwd, color: io.color ?? false, stdout: io.stdout });
+			await runDemo({
+				...(opts.keep ? { keep: opts.keep } : {}),
+				query: opts.query,
+				samples: bundledSessionsDir(),
+				cwd: io.cwd,
+				color: io.color ?? false,
+				stdout: io.stdout,
+			});
 		});
 
 	return program;

@@ -92,7 +92,12 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 }
 
 function refTable(refs: readonly NodeRef[]): string {
-	const rows = refs.map((r) => [r.id, r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session", formatRange(r.startedAt, r.endedAt), printable(oneLine(r.preview, 72))]);
+	const rows = refs.map((r) => [
+		r.id,
+		r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session",
+		formatRange(r.startedAt, r.endedAt),
+		printable(oneLine(r.preview, 72)),
+	]);
 	return table(["id", "kind", "time (UTC)", "preview"], rows)
 		.split("\n")
 		.map((l) => `  ${l}`)
@@ -101,8 +106,13 @@ function refTable(refs: readonly NodeRef[]): string {
 
 export function formatRead(result: ReadResult): string {
 	const kind = result.kind === "summary" ? `summary, level ${result.level}` : result.kind === "qa" ? "Q&A" : "session";
-	const flags = [result.ready ? undefined : "not summarized yet", result.completed ? undefined : "incomplete", result.stale ? "stale" : undefined].filter(Boolean);
-	const source = result.source.entryIds.length > 0 ? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}` : `session ${result.source.sessionId}`;
+	const flags = [result.ready ? undefined : "not summarized yet", result.completed ? undefined : "incomplete", result.stale ? "stale" : undefined].filter(
+		Boolean,
+	);
+	const source =
+		result.source.entryIds.length > 0
+			? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}`
+			: `session ${result.source.sessionId}`;
 	const lines = [
 		`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`,
 		`Session: ${printable(result.sessionTitle)} (${result.sessionId})`,
@@ -114,10 +124,14 @@ export function formatRead(result: ReadResult): string {
 	else lines.push(printable(result.body));
 	lines.push("─".repeat(40));
 	const end = result.offset + result.body.length;
-	if (result.offset > 0 || result.nextOffset !== null) lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
+	if (result.offset > 0 || result.nextOffset !== null)
+		lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
 	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
 	if (result.totalChildren > 0) {
-		const shownChildren = result.children.length === 0 ? `0 of ${result.totalChildren}` : `${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}`;
+		const shownChildren =
+			result.children.length === 0
+				? `0 of ${result.totalChildren}`
+				: `${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}`;
 		lines.push("", `Children ${shownChildren}:`);
 		if (result.children.length > 0) lines.push(refTable(result.children));
 		if (result.nextChildrenOffset !== null) lines.push(`More children: --children-offset ${result.nextChildrenOffset}`);

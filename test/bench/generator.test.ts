@@ -54,7 +54,10 @@ describe("the history generator", () => {
 		for (const sub of ["sessions", "single", "search-300"]) {
 			for (const name of await readdir(join(dir, sub))) {
 				const events = await replayEvents(new Uint8Array(await readFile(join(dir, sub, name))));
-				expect(events.filter((e) => e.type === "LineRejected"), name).toEqual([]);
+				expect(
+					events.filter((e) => e.type === "LineRejected"),
+					name,
+				).toEqual([]);
 				questions += events.filter((e) => e.type === "QaObserved").length;
 			}
 		}

@@ -23,7 +23,22 @@ describe("npm run bench", () => {
 		const lines: string[] = [];
 		const report = await runBench({ preset: "tiny", runtime: "tsx", dataDir: root, out, runs: 1, log: (l) => lines.push(l) });
 		const measures = report.rows.map((r) => r.measure).join("\n");
-		for (const expected of ["cold ingest", "`pbot-history ingest` as a whole process", "`pbot-history sessions --json` as a whole process", "`pbot-history read <id> --json` as a whole process", "`pbot-history search <q> --json` as a whole process", "peak RSS of a `pbot-history search` process", "inside Pi: the first search", "inside Pi: later searches", "Pi's RSS", "projection built from the archives", "live tail", "peak RSS of the cold ingest", "single session"]) expect(measures).toContain(expected);
+		for (const expected of [
+			"cold ingest",
+			"`pbot-history ingest` as a whole process",
+			"`pbot-history sessions --json` as a whole process",
+			"`pbot-history read <id> --json` as a whole process",
+			"`pbot-history search <q> --json` as a whole process",
+			"peak RSS of a `pbot-history search` process",
+			"inside Pi: the first search",
+			"inside Pi: later searches",
+			"Pi's RSS",
+			"projection built from the archives",
+			"live tail",
+			"peak RSS of the cold ingest",
+			"single session",
+		])
+			expect(measures).toContain(expected);
 		for (const row of report.rows) expect(["yes", "no", "—"]).toContain(row.met);
 		expect(report.context.some((r) => r.measure.includes("ndjson"))).toBe(true);
 		expect(report.table).toContain("│");

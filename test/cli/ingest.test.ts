@@ -72,7 +72,10 @@ describe("pbot-history ingest", () => {
 		cleanups.push(ws.cleanup);
 		const notAFolder = join(ws.root, "a-file");
 		await writeFile(notAFolder, "not a workspace\n");
-		for (const argv of [["ingest", "--workspace", notAFolder, "--sessions", ws.sessions], ["search", "owner", "--workspace", notAFolder]]) {
+		for (const argv of [
+			["ingest", "--workspace", notAFolder, "--sessions", ws.sessions],
+			["search", "owner", "--workspace", notAFolder],
+		]) {
 			const { io, err } = capture(ws.root);
 			expect(await runCli(argv, io)).toBe(1);
 			expect(err.join("")).toMatch(/^pbot-history: ENOTDIR: not a directory/);

@@ -38,7 +38,10 @@ process.on("exit", () => {
  * module build loads is what the bundle's chunks hold.
  */
 async function loadedBy(args: readonly string[], env: Record<string, string> = {}, build: "bin" | "modules" = "modules"): Promise<string[]> {
-	const entry = build === "bin" ? ["bin/pbot-history.mjs"] : ["--input-type=module", "-e", 'import { runCli } from "./dist/cli/main.js"; process.exitCode = await runCli(process.argv.slice(1));', "--"];
+	const entry =
+		build === "bin"
+			? ["bin/pbot-history.mjs"]
+			: ["--input-type=module", "-e", 'import { runCli } from "./dist/cli/main.js"; process.exitCode = await runCli(process.argv.slice(1));', "--"];
 	const { stderr } = await exec(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...entry, ...args], {
 		cwd: process.cwd(),
 		env: { ...process.env, ...env },
@@ -62,7 +65,17 @@ describe("pbot-history start-up", () => {
 	it("--help loads commander and the command definitions, not the service, its pipeline or any command's implementation", async () => {
 		const modules = await loadedBy(["--help"]);
 		expect(loads(modules, "/node_modules/commander/")).toBe(true);
-		for (const heavy of ["/node_modules/rxjs/", "/node_modules/immer/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/services/history/service/historyService.js", "/dist/storage/", "/dist/cli/watchCommand.js", "/dist/cli/queryFormat.js"]) {
+		for (const heavy of [
+			"/node_modules/rxjs/",
+			"/node_modules/immer/",
+			"/node_modules/chokidar/",
+			"/node_modules/ndjson/",
+			"/node_modules/@mariozechner/",
+			"/dist/services/history/service/historyService.js",
+			"/dist/storage/",
+			"/dist/cli/watchCommand.js",
+			"/dist/cli/queryFormat.js",
+		]) {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
 	});
@@ -75,7 +88,8 @@ describe("pbot-history start-up", () => {
 			// Bundled: none of pbot's modules is loaded as a file of its own, nor commander's.
 			expect(loads(modules, "/dist/services/")).toBe(false);
 			expect(loads(modules, "/node_modules/commander/")).toBe(false);
-			for (const heavy of ["/node_modules/rxjs/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/"]) expect(loads(modules, heavy), heavy).toBe(false);
+			for (const heavy of ["/node_modules/rxjs/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/"])
+				expect(loads(modules, heavy), heavy).toBe(false);
 		}
 		expect(help.filter((m) => m.includes("/dist/cli-bundle/")).length).toBeLessThan(sessions.filter((m) => m.includes("/dist/cli-bundle/")).length);
 	});
@@ -83,7 +97,13 @@ describe("pbot-history start-up", () => {
 	it("a query command loads the service but not watch's chokidar and ndjson, nor Pi's SDK", async () => {
 		const modules = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")]);
 		expect(loads(modules, "/dist/services/history/service/historyService.js")).toBe(true);
-		for (const heavy of ["/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/", "/dist/cli/watchCommand.js", "/dist/cli/demoCommand.js"]) {
+		for (const heavy of [
+			"/node_modules/chokidar/",
+			"/node_modules/ndjson/",
+			"/node_modules/@mariozechner/",
+			"/dist/cli/watchCommand.js",
+			"/dist/cli/demoCommand.js",
+		]) {
 			expect(loads(modules, heavy), heavy).toBe(false);
 		}
 	});
@@ -95,7 +115,8 @@ describe("pbot-history start-up", () => {
 		for (const command of [["sessions"], ["search", "owner"], ["ingest"]]) {
 			const modules = await loadedBy([...command, ...args]);
 			expect(loads(modules, "/dist/services/history/service/historyService.js"), command[0]).toBe(true);
-			for (const heavy of ["/node_modules/rxjs/", "/dist/services/history/ingest/sessionPipeline.js", "/dist/services/history/ingest/pairTurns.js"]) expect(loads(modules, heavy), `${command[0]} ${heavy}`).toBe(false);
+			for (const heavy of ["/node_modules/rxjs/", "/dist/services/history/ingest/sessionPipeline.js", "/dist/services/history/ingest/pairTurns.js"])
+				expect(loads(modules, heavy), `${command[0]} ${heavy}`).toBe(false);
 		}
 	});
 });

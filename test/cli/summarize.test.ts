@@ -27,7 +27,17 @@ async function agentDirWithFaux(root: string): Promise<string> {
 					baseUrl: "http://127.0.0.1:9",
 					api: "faux-cli-api",
 					apiKey: "UNUSED_ENV_NAME",
-					models: [{ id: "faux-1", name: "Faux", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 1024 }],
+					models: [
+						{
+							id: "faux-1",
+							name: "Faux",
+							reasoning: false,
+							input: ["text"],
+							cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+							contextWindow: 64000,
+							maxTokens: 1024,
+						},
+					],
 				},
 			},
 		}),
@@ -81,10 +91,14 @@ describe("pbot-history summarize", () => {
 		const ws = await fixtureWorkspace();
 		cleanups.push(ws.cleanup);
 		const agentDir = await agentDirWithFaux(ws.root);
-		const child = spawn(process.execPath, ["--import", "tsx", "test/cli/summarize-child.ts", "summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"], {
-			cwd: process.cwd(),
-			env: { ...process.env, HOLD: "1" },
-		});
+		const child = spawn(
+			process.execPath,
+			["--import", "tsx", "test/cli/summarize-child.ts", "summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"],
+			{
+				cwd: process.cwd(),
+				env: { ...process.env, HOLD: "1" },
+			},
+		);
 		let stderr = "";
 		let stdout = "";
 		child.stderr.on("data", (d) => (stderr += d));

@@ -27,7 +27,15 @@ async function startWatch(args: string[]) {
 		controller.abort();
 		await done;
 	});
-	return { ws, out, err, stop: async () => (controller.abort(), done) };
+	return {
+		ws,
+		out,
+		err,
+		stop: async () => {
+			controller.abort();
+			return done;
+		},
+	};
 }
 
 describe("pbot-history watch", () => {

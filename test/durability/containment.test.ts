@@ -1,19 +1,11 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
-import {
-	ArchiveError,
-	archivePath,
-	dropLegacyFields,
-	historyDir,
-	oldHistoryDir,
-	readArchive,
-	writeArchive,
-} from "../../src/storage/history-files/index.ts";
+import { ArchiveError, archivePath, dropLegacyFields, historyDir, oldHistoryDir, readArchive, writeArchive } from "../../src/storage/history-files/index.ts";
 import { fixtureArchive } from "../helpers/fixtures.ts";
 import { hashTree } from "../helpers/workspace.ts";
 import { archiveTexts, readyEveryOther, useNativeWorkspaces } from "./helpers.ts";
@@ -47,12 +39,12 @@ describe("ids are checked before a file name is built from them", () => {
 		const hostile = join(ws.root, "hostile");
 		await mkdir(hostile);
 		const lines = (id: string) =>
-			[
+			`${[
 				{ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: ws.workspace },
 				{ type: "message", id: "u1", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: "escape?" } },
 			]
 				.map((l) => JSON.stringify(l))
-				.join("\n") + "\n";
+				.join("\n")}\n`;
 		await writeFile(join(hostile, "a.jsonl"), lines("../../../outside"));
 		await writeFile(join(hostile, "b.jsonl"), lines("x".repeat(500)));
 		await writeFile(join(hostile, "c.jsonl"), lines("sub/dir"));
@@ -77,7 +69,7 @@ describe("nothing leaks and nothing native changes", () => {
 		await mkdir(historyDir(ws.workspace), { recursive: true });
 		await writeFile(archivePath(ws.workspace, legacy.session.sessionId), JSON.stringify({ ...legacy, file: join(ws.natives, "fork.jsonl") }));
 
-		const pbotPrefix = join("/my project", ".pi", "pbot") + "/";
+		const pbotPrefix = `${join("/my project", ".pi", "pbot")}/`;
 		let before = await hashTree(ws.root);
 		const check = async (step: string) => {
 			const after = await hashTree(ws.root);
@@ -100,7 +92,10 @@ describe("nothing leaks and nothing native changes", () => {
 		await check("ingest");
 		await service.refresh();
 		await check("refresh");
-		await readyEveryOther(service, report.sessions.map((s) => s.sessionId));
+		await readyEveryOther(
+			service,
+			report.sessions.map((s) => s.sessionId),
+		);
 		await check("summaries made ready");
 		const pending = Object.values(service.getArchive(migrated.session.sessionId)!.summaries).find((s) => s.status === "pending")!;
 		await service.applyEvents([{ type: "SummaryFailed", sessionId: pending.sessionId, id: pending.id, error: "rate limited", at: "2026-04-01T00:00:00.000Z" }]);

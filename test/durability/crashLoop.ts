@@ -17,7 +17,15 @@ import { HistoryService } from "../../src/services/history/service/historyServic
 import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
 import { finishSessionText, projectSessionText, SessionText } from "../../src/services/history/projections/text/sessionText.ts";
-import { historyDir, memoryArchiveStore, parseArchive, revisionOf, textDir, workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
+import {
+	historyDir,
+	memoryArchiveStore,
+	parseArchive,
+	revisionOf,
+	textDir,
+	workspaceArchiveStore,
+	workspaceTextStore,
+} from "../../src/storage/history-files/index.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { fauxSummaryModel, PINNED_NOW } from "./children/shared.ts";
 import { exited, lineFrom, spawnChild } from "./children/spawn.ts";
@@ -258,7 +266,8 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 		summariesLost += lost.summaries.length;
 		problems.push(...lost.nodes.map((id) => `round ${round}: Q&A ${id} lost`), ...lost.summaries.map((id) => `round ${round}: summary ${id} lost`));
 		before = after.archives;
-		if (kills % 25 === 0 && !finished) log(`${options.mode}: ${kills} kills, ${archivesChecked} archives checked, ${nodesLost} nodes and ${summariesLost} summaries lost`);
+		if (kills % 25 === 0 && !finished)
+			log(`${options.mode}: ${kills} kills, ${archivesChecked} archives checked, ${nodesLost} nodes and ${summariesLost} summaries lost`);
 	}
 
 	// A run to completion, then the same from scratch in a fresh workspace: they must be equal.
@@ -270,7 +279,10 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	await cleanService.ingest();
 	await cleanService.load();
 	if (options.mode === "summarize") {
-		const target = { state: () => cleanService.archiveState(), applyEvents: (e: Parameters<typeof cleanService.applyEvents>[0]) => cleanService.applyEvents(e) };
+		const target = {
+			state: () => cleanService.archiveState(),
+			applyEvents: (e: Parameters<typeof cleanService.applyEvents>[0]) => cleanService.applyEvents(e),
+		};
 		await runSummaryPass(target, fauxSummaryModel("clean"), new AbortController().signal, { now: () => PINNED_NOW, maxAttemptsPerSummary: 1 });
 	}
 	const expected = cleanService.archiveState().sessions;
@@ -283,7 +295,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	}
 	// One query catches the projection up (a kill may have come between an archive write and its
 	// projection's); then every projection must be exactly its archive's, at its revision.
-	await new HistoryService({ store: workspaceArchiveStore(workspace), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [natives] }) }).sessions();
+	await new HistoryService({
+		store: workspaceArchiveStore(workspace),
+		text: workspaceTextStore(workspace),
+		discovery: fileDiscovery({ workspace, sessionDirs: [natives] }),
+	}).sessions();
 	let projectionMatches = true;
 	for (const [id, archive] of final.archives) {
 		const stat = statSync(join(historyDir(workspace), `${id}.json`));
@@ -322,7 +338,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
  * (missing or no longer ready), and any open Q&A that a clean reading of the current native file
  * still has (an open Q&A may be superseded when its file grows: that is not a loss).
  */
-async function compare(before: Map<string, SessionArchive>, after: Map<string, SessionArchive>, sessions: readonly GrowingSession[]): Promise<{ nodes: string[]; summaries: string[] }> {
+async function compare(
+	before: Map<string, SessionArchive>,
+	after: Map<string, SessionArchive>,
+	sessions: readonly GrowingSession[],
+): Promise<{ nodes: string[]; summaries: string[] }> {
 	const nodes: string[] = [];
 	const summaries: string[] = [];
 	for (const [id, old] of before) {

@@ -64,13 +64,19 @@ async function checkFile(bytes: Uint8Array, original: ReadonlySet<string>, fallb
 
 	const expected = expectFrom(bytes, (text) => original.has(text));
 	const rejected = new Set(events.flatMap((e) => (e.type === "LineRejected" ? [e.rejection.line] : [])));
-	expect([...rejected].sort((a, b) => a - b), `${label}: rejected lines`).toEqual([...expected.rejected].sort((a, b) => a - b));
+	expect(
+		[...rejected].sort((a, b) => a - b),
+		`${label}: rejected lines`,
+	).toEqual([...expected.rejected].sort((a, b) => a - b));
 	// Where and why, never the line's text.
 	for (const e of events) if (e.type === "LineRejected") expect(Object.keys(e.rejection).sort(), label).toEqual(expect.arrayContaining(["line", "reason"]));
 	for (const e of events) if (e.type === "LineRejected") expect((e.rejection as unknown as Record<string, unknown>).sample, label).toBeUndefined();
 	const found = partsOf(archive);
 	const missing = [...expected.parts].filter((p) => !found.has(p));
-	expect(missing.map((p) => p.slice(0, 120)), `${label}: Q&A parts lost`).toEqual([]);
+	expect(
+		missing.map((p) => p.slice(0, 120)),
+		`${label}: Q&A parts lost`,
+	).toEqual([]);
 	expect(elapsed, `${label}: time`).toBeLessThan(PER_FILE_LIMIT_MS);
 	return elapsed;
 }

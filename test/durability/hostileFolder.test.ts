@@ -27,14 +27,38 @@ const SEEDS = process.env.PBOT_HOSTILE_SEEDS ? Array.from({ length: Number(proce
 type Plant = (path: string, outside: string, random: Random) => Promise<string>;
 /** What can be put where pbot keeps a file; each returns a word for the failure message. */
 const PLANTS: Plant[] = [
-	async (path, outside) => (await symlink(join(outside, "nothing"), path), "a dangling link"),
-	async (path, outside) => (await symlink(join(outside, "precious.json"), path), "a link outside"),
-	async (path, outside) => (await symlink(join(outside, "fifo"), path), "a link to a FIFO"),
-	async (path) => (execFileSync("mkfifo", [path]), "a FIFO"),
-	async (path) => (await mkdir(path), "a folder"),
-	async (path) => (await writeFile(path, ""), "an empty file"),
-	async (path) => (await writeFile(path, "{ not json"), "not JSON"),
-	async (path) => (await writeFile(path, JSON.stringify({ format: "pbot-history", version: 1, session: { sessionId: "x" }, nodes: null })), "a wrong shape"),
+	async (path, outside) => {
+		await symlink(join(outside, "nothing"), path);
+		return "a dangling link";
+	},
+	async (path, outside) => {
+		await symlink(join(outside, "precious.json"), path);
+		return "a link outside";
+	},
+	async (path, outside) => {
+		await symlink(join(outside, "fifo"), path);
+		return "a link to a FIFO";
+	},
+	async (path) => {
+		execFileSync("mkfifo", [path]);
+		return "a FIFO";
+	},
+	async (path) => {
+		await mkdir(path);
+		return "a folder";
+	},
+	async (path) => {
+		await writeFile(path, "");
+		return "an empty file";
+	},
+	async (path) => {
+		await writeFile(path, "{ not json");
+		return "not JSON";
+	},
+	async (path) => {
+		await writeFile(path, JSON.stringify({ format: "pbot-history", version: 1, session: { sessionId: "x" }, nodes: null }));
+		return "a wrong shape";
+	},
 ];
 
 /** Replaces what is at `path` (if anything) by a random plant. */
@@ -76,7 +100,8 @@ describe("a hostile history folder (seeded)", () => {
 			while (hit.size < count) hit.add(ids[Math.floor(random() * ids.length)] as string);
 			for (const id of hit) {
 				const where = random();
-				const path = where < 0.5 ? archivePath(ws.workspace, id) : where < 0.75 ? `${archivePath(ws.workspace, id)}.lock` : join(textDir(ws.workspace), `${id}.text`);
+				const path =
+					where < 0.5 ? archivePath(ws.workspace, id) : where < 0.75 ? `${archivePath(ws.workspace, id)}.lock` : join(textDir(ws.workspace), `${id}.text`);
 				planted.push(`${path.slice(ws.workspace.length)}: ${await plantAt(path, outside, random, !path.endsWith(".lock"))}`);
 			}
 			if (random() < 0.5) planted.push(`checkpoints: ${await plantAt(join(ws.workspace, ".pi", "pbot", "checkpoints.json"), outside, random, true)}`);
@@ -87,7 +112,8 @@ describe("a hostile history folder (seeded)", () => {
 				const service = open();
 				await service.refresh({ checkArchives: true });
 				expect((await service.sessions({ limit: 50 })).total, label).toBeGreaterThanOrEqual(ids.length - hit.size);
-				for (const id of ids.filter((i) => !hit.has(i))) expect(await service.search({ query: "the", sessionId: id, limit: 50 }), `${label}: ${id}`).toEqual(before.get(id));
+				for (const id of ids.filter((i) => !hit.has(i)))
+					expect(await service.search({ query: "the", sessionId: id, limit: 50 }), `${label}: ${id}`).toEqual(before.get(id));
 				for (const id of ids.filter((i) => !hit.has(i))) expect((await service.read({ id })).id, label).toBe(id);
 			}
 			expect(execFileSync("find", [outside, "-printf", "%p %s %T@\n"], { encoding: "utf8" }), label).toBe(outsideBefore);

@@ -1,7 +1,7 @@
 import { readdir, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, readArchive } from "../../src/storage/history-files/index.ts";
 import { archivesOf, archiveTexts, readyEveryOther, useNativeWorkspaces } from "./helpers.ts";
@@ -33,7 +33,10 @@ describe("legacy file field removal", () => {
 		const { workspace, natives, agentDir } = await setup();
 		const first = openWorkspaceHistory({ workspace, sessionDirs: [natives], agentDir });
 		const report = await first.ingest();
-		await readyEveryOther(first, report.sessions.map((s) => s.sessionId));
+		await readyEveryOther(
+			first,
+			report.sessions.map((s) => s.sessionId),
+		);
 		const clean = await archivesOf(workspace);
 		expect(Object.values(clean).some((a) => Object.values(a.summaries).some((s) => s.status === "ready"))).toBe(true);
 		await addLegacyFields(workspace);

@@ -138,7 +138,12 @@ describe("migration from the old location", () => {
 		] as const) {
 			const archive = archives[s.ids[key]!]!;
 			expect(archive.format, key).toBe(ARCHIVE_FORMAT);
-			expect(Object.values(archive.summaries).filter((x) => x.status === "ready").map((x) => x.text), key).toEqual([text]);
+			expect(
+				Object.values(archive.summaries)
+					.filter((x) => x.status === "ready")
+					.map((x) => x.text),
+				key,
+			).toEqual([text]);
 		}
 		// The loose record lost its broken Q&A and kept the others.
 		const compaction = await fixtureArchive("compaction");
@@ -163,13 +168,17 @@ describe("migration from the old location", () => {
 		await openScene(s).sessions();
 		const after = await hashTree(s.root);
 		for (const [name, hash] of Object.entries(before)) {
-			if (name.startsWith(join("/my project", ".pi", "pbot") + "/")) continue;
+			if (name.startsWith(`${join("/my project", ".pi", "pbot")}/`)) continue;
 			expect(after[name], name).toBe(hash);
 		}
-		for (const name of Object.keys(after).filter((n) => !(n in before))) expect(name.startsWith(join("/my project", ".pi", "pbot") + "/"), name).toBe(true);
+		for (const name of Object.keys(after).filter((n) => !(n in before))) expect(name.startsWith(`${join("/my project", ".pi", "pbot")}/`), name).toBe(true);
 
 		const texts = await archiveTexts(s.workspace);
-		const again = await migrateOldArchives({ workspace: s.workspace, agentDir: s.agentDir, sessionIds: Object.values(s.ids).filter((id) => id !== s.ids.other) });
+		const again = await migrateOldArchives({
+			workspace: s.workspace,
+			agentDir: s.agentDir,
+			sessionIds: Object.values(s.ids).filter((id) => id !== s.ids.other),
+		});
 		expect(again.copied).toEqual([]);
 		expect(again.alreadyPresent).toHaveLength(6);
 		expect(await archiveTexts(s.workspace)).toEqual(texts);

@@ -1,6 +1,6 @@
 import { cp, mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
@@ -39,7 +39,10 @@ describe("a workspace copied to another machine", () => {
 		const ws = await setup();
 		const original = openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.natives], agentDir: ws.agentDir });
 		const report = await original.ingest();
-		const made = await readyEveryOther(original, report.sessions.map((s) => s.sessionId));
+		const made = await readyEveryOther(
+			original,
+			report.sessions.map((s) => s.sessionId),
+		);
 		expect(made.length).toBeGreaterThan(3);
 
 		// Another machine: the workspace (with .pi/pbot/history) at another path, Pi's agent dir empty.
@@ -70,7 +73,10 @@ describe("a workspace copied to another machine", () => {
 		const ws = await setup();
 		const first = openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.natives], agentDir: ws.agentDir });
 		const report = await first.ingest();
-		await readyEveryOther(first, report.sessions.map((s) => s.sessionId));
+		await readyEveryOther(
+			first,
+			report.sessions.map((s) => s.sessionId),
+		);
 		const stored = await archiveTexts(ws.workspace);
 
 		const moved = join(ws.root, "somewhere else", "sessions");

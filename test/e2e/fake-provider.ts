@@ -30,7 +30,15 @@ export default function (pi: ExtensionAPI) {
 		apiKey: "fake-key",
 		api: "pbot-fake-api",
 		models: [
-			{ id: "fake-1", name: "Fake", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 },
+			{
+				id: "fake-1",
+				name: "Fake",
+				reasoning: false,
+				input: ["text"],
+				cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+				contextWindow: 128000,
+				maxTokens: 4096,
+			},
 		],
 	});
 }

@@ -40,12 +40,18 @@ export function toolUse(id: string, parentId: string | null, sideText = "") {
 }
 
 export function toolResult(id: string, parentId: string | null) {
-	return { type: "message", id, parentId, timestamp: nextTime(), message: { role: "toolResult", toolCallId: "c", toolName: "bash", content: [{ type: "text", text: "out" }], isError: false } };
+	return {
+		type: "message",
+		id,
+		parentId,
+		timestamp: nextTime(),
+		message: { role: "toolResult", toolCallId: "c", toolName: "bash", content: [{ type: "text", text: "out" }], isError: false },
+	};
 }
 
 /** JSONL bytes of the given lines. */
 export function jsonl(lines: readonly unknown[]): Uint8Array {
-	return new TextEncoder().encode(lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n");
+	return new TextEncoder().encode(`${lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n")}\n`);
 }
 
 /** Runs an operator over values and collects its output. */

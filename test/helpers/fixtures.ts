@@ -50,7 +50,12 @@ export async function fixtureArchive(key: string): Promise<SessionArchive> {
 export function qaInOrder(archive: SessionArchive): QaNode[] {
 	const seen = new Set<string>();
 	const out: QaNode[] = [];
-	for (const b of archive.branches) for (const id of b.nodeIds) if (!seen.has(id)) (seen.add(id), out.push(archive.nodes[id] as QaNode));
+	for (const b of archive.branches)
+		for (const id of b.nodeIds) {
+			if (seen.has(id)) continue;
+			seen.add(id);
+			out.push(archive.nodes[id] as QaNode);
+		}
 	for (const n of Object.values(archive.nodes)) if (!seen.has(n.id)) out.push(n);
 	return out;
 }

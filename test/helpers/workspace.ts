@@ -20,7 +20,9 @@ export async function hashTree(dir: string): Promise<Record<string, string>> {
 	for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
 		if (!entry.isFile()) continue;
 		const full = join(entry.parentPath, entry.name);
-		out[full.slice(dir.length)] = createHash("sha256").update(await readFile(full)).digest("hex");
+		out[full.slice(dir.length)] = createHash("sha256")
+			.update(await readFile(full))
+			.digest("hex");
 	}
 	return out;
 }

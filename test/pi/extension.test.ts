@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
+import type { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
 import { waitFor } from "../helpers/waitFor.ts";
@@ -26,7 +26,6 @@ async function archiveText(workspace: string): Promise<string> {
 	const texts = await Promise.all(names.filter((n) => n.endsWith(".json")).map((n) => readFile(join(dir, n), "utf8")));
 	return texts.join("\n");
 }
-
 
 describe("pbot inside Pi (headless SDK, faux model)", () => {
 	it("ingests the workspace's existing sessions when a session starts", async () => {

@@ -26,10 +26,24 @@ describe("reading session files for a replay", () => {
 			for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
 			const file = join(dir, "a.jsonl");
 			await writeFile(file, bytes);
-			const chunks = await lastValueFrom(readFileChunksReusing(file).pipe(map((c) => Buffer.from(c)), toArray()));
+			const chunks = await lastValueFrom(
+				readFileChunksReusing(file).pipe(
+					map((c) => Buffer.from(c)),
+					toArray(),
+				),
+			);
 			expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
 			// Two reads at once each get their own buffer.
-			const [a, b] = await Promise.all([0, 1].map(() => lastValueFrom(readFileChunksReusing(file).pipe(map((c) => Buffer.from(c)), toArray()))));
+			const [a, b] = await Promise.all(
+				[0, 1].map(() =>
+					lastValueFrom(
+						readFileChunksReusing(file).pipe(
+							map((c) => Buffer.from(c)),
+							toArray(),
+						),
+					),
+				),
+			);
 			expect(Buffer.concat(a as Buffer[]).equals(bytes) && Buffer.concat(b as Buffer[]).equals(bytes)).toBe(true);
 			await expect(lastValueFrom(readFileChunksReusing(join(dir, "missing.jsonl")))).rejects.toThrow();
 		});
@@ -57,7 +71,14 @@ describe("reading session files for a replay", () => {
 			const subscription = readFileChunksReusing(file).subscribe({ next: () => (++seen === 1 ? subscription?.unsubscribe() : undefined) });
 			await new Promise((r) => setTimeout(r, 50));
 			expect(seen).toBe(1);
-			expect(await lastValueFrom(readFileChunksReusing(file).pipe(map((c) => c.length), toArray()))).toHaveLength(13);
+			expect(
+				await lastValueFrom(
+					readFileChunksReusing(file).pipe(
+						map((c) => c.length),
+						toArray(),
+					),
+				),
+			).toHaveLength(13);
 		});
 	});
 

@@ -47,7 +47,12 @@ describe("session replacement inside Pi (AgentSessionRuntime)", () => {
 						},
 					});
 					return {
-						...(await createAgentSessionFromServices({ services, sessionManager, model: faux.getModel(), ...(sessionStartEvent ? { sessionStartEvent } : {}) })),
+						...(await createAgentSessionFromServices({
+							services,
+							sessionManager,
+							model: faux.getModel(),
+							...(sessionStartEvent ? { sessionStartEvent } : {}),
+						})),
 						services,
 						diagnostics: [],
 					};

@@ -23,7 +23,10 @@ async function tailInto(file: string) {
 	return { state: () => state, batches: () => batches, sub };
 }
 
-const qaTexts = (state: ArchiveState) => Object.values(state.sessions).flatMap((a) => Object.values(a.nodes).map((n) => texts(n).join("|"))).sort();
+const qaTexts = (state: ArchiveState) =>
+	Object.values(state.sessions)
+		.flatMap((a) => Object.values(a.nodes).map((n) => texts(n).join("|")))
+		.sort();
 
 describe("tailSessionFile", () => {
 	it("makes appended Q&A visible while the file grows, holding half-written lines", async () => {
@@ -31,7 +34,9 @@ describe("tailSessionFile", () => {
 		cleanups.push(() => rm(dir, { recursive: true, force: true }));
 		const file = join(dir, "live.jsonl");
 		const bytes = await fixtureBytes("many-qa-72");
-		const expected = Object.values((await fixtureArchive("many-qa-72")).nodes).map((n) => texts(n).join("|")).sort();
+		const expected = Object.values((await fixtureArchive("many-qa-72")).nodes)
+			.map((n) => texts(n).join("|"))
+			.sort();
 		const tail = await tailInto(file); // the file does not exist yet: Pi writes it with the first answer
 
 		// Write in odd-sized pieces so lines are split mid-way.

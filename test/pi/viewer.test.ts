@@ -9,7 +9,19 @@ import { fixtureEvents } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 
 const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t, inverse: (t: string) => `>${t}<` };
-const KEY = { down: "\x1b[B", up: "\x1b[A", pageDown: "\x1b[6~", pageUp: "\x1b[5~", home: "\x1b[H", end: "\x1b[F", tab: "\t", shiftTab: "\x1b[Z", enter: "\r", backspace: "\x7f", esc: "\x1b" };
+const KEY = {
+	down: "\x1b[B",
+	up: "\x1b[A",
+	pageDown: "\x1b[6~",
+	pageUp: "\x1b[5~",
+	home: "\x1b[H",
+	end: "\x1b[F",
+	tab: "\t",
+	shiftTab: "\x1b[Z",
+	enter: "\r",
+	backspace: "\x7f",
+	esc: "\x1b",
+};
 
 /** A viewer over real archives, reading through the query service's `readNode` (counted). */
 async function viewerOver(events: Awaited<ReturnType<typeof fixtureEvents>>, firstId: (ids: string[]) => string, rows = 30) {
@@ -31,7 +43,13 @@ const screen = (v: HistoryViewer, width = 100) => v.render(width).join("\n");
 describe("HistoryViewer", () => {
 	it("scrolls a long body and loads its next page when the person nears the end", async () => {
 		const events = await fixtureEvents("long-answer");
-		const { viewer, reads } = await viewerOver(events, (ids) => ids.find((id) => id.startsWith("qa_") && events.some((e) => e.type === "QaObserved" && e.node.id === id && e.node.parts.some((p) => p.text.length > 60_000)))!);
+		const { viewer, reads } = await viewerOver(
+			events,
+			(ids) =>
+				ids.find(
+					(id) => id.startsWith("qa_") && events.some((e) => e.type === "QaObserved" && e.node.id === id && e.node.parts.some((p) => p.text.length > 60_000)),
+				)!,
+		);
 		expect(viewer.current.nextOffset).not.toBeNull();
 		const top = screen(viewer);
 		viewer.handleInput(KEY.pageDown);

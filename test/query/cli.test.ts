@@ -17,7 +17,12 @@ interface Run {
 async function cli(argv: readonly string[], options: { color?: boolean } = {}): Promise<Run> {
 	let stdout = "";
 	let stderr = "";
-	const io: CliIo = { stdout: (t) => (stdout += t.endsWith("\n") ? t : `${t}\n`), stderr: (t) => (stderr += t.endsWith("\n") ? t : `${t}\n`), cwd: tmpdir(), color: options.color ?? false };
+	const io: CliIo = {
+		stdout: (t) => (stdout += t.endsWith("\n") ? t : `${t}\n`),
+		stderr: (t) => (stderr += t.endsWith("\n") ? t : `${t}\n`),
+		cwd: tmpdir(),
+		color: options.color ?? false,
+	};
 	const code = await runCli(argv, io);
 	return { code, stdout, stderr };
 }
@@ -59,7 +64,9 @@ describe("CLI sessions | search | read", () => {
 		expect(JSON.parse(read.stdout)).toEqual(await service().read({ id, limit: 50, childrenOffset: 1 }));
 
 		const scoped = await cli(["search", "VERSION", ...where, "--session", fixtureSessionId("fork"), "--to", "2026-03-11T23:00:00+01:00", "--json"]);
-		expect(JSON.parse(scoped.stdout)).toEqual(await service().search({ query: "VERSION", sessionId: fixtureSessionId("fork"), to: "2026-03-11T23:00:00+01:00" }));
+		expect(JSON.parse(scoped.stdout)).toEqual(
+			await service().search({ query: "VERSION", sessionId: fixtureSessionId("fork"), to: "2026-03-11T23:00:00+01:00" }),
+		);
 	});
 
 	it("does the main job: list sessions, search a word, read a hit and one of its children", async () => {
@@ -175,7 +182,10 @@ describe("CLI output of archived text", () => {
 		await mkdir(sessions, { recursive: true });
 		const id = "0190aaaa-0000-7000-8000-0000000000e5";
 		const hostile = "Rename \u001b]0;pwned\u0007 the \u001b[2J file\r\u001b]8;;https://evil.example\u001b\\link\u001b]8;;\u001b\\ to \u202egnp.exe please";
-		await writeFile(join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`), jsonl([header(id), user("u1", null, hostile), reply("a1", "u1", `Done: ${hostile}`)]));
+		await writeFile(
+			join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`),
+			jsonl([header(id), user("u1", null, hostile), reply("a1", "u1", `Done: ${hostile}`)]),
+		);
 		const where = ["--workspace", join(root, "ws"), "--sessions", sessions, "--agent-dir", join(root, "agent")];
 		const runs = [await cli(["sessions", ...where]), await cli(["search", "rename", ...where])];
 		const qaId = (JSON.parse((await cli(["search", "rename", ...where, "--json"])).stdout) as SearchResult).groups[0]?.hits[0]?.id as string;

@@ -149,7 +149,11 @@ describe("offset map on long texts", () => {
 		const folded = foldText(text);
 		expect(folded.folded).toBe(text.toLowerCase().replace(/ς/g, "σ"));
 		// Every occurrence of every piece maps back to the same original piece.
-		for (const [query, original] of [["i̇x😀", "İx😀"], ["äö i̇i̇ 𐐨", "ÄÖ İİ 𐐀"], ["ab", "ab"]] as const) {
+		for (const [query, original] of [
+			["i̇x😀", "İx😀"],
+			["äö i̇i̇ 𐐨", "ÄÖ İİ 𐐀"],
+			["ab", "ab"],
+		] as const) {
 			let from = 0;
 			let count = 0;
 			for (let at = folded.folded.indexOf(query); at >= 0; at = folded.folded.indexOf(query, at + 1)) {

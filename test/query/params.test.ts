@@ -54,7 +54,10 @@ describe("dates", () => {
 		const err = errorOf(() => parseTimeWindow("2026-03-02", "2026-03-01"));
 		expect(err.parameter).toBe("from");
 		expect(err.message).toContain("is after to");
-		expect(parseTimeWindow("2026-03-01T09:00Z", "2026-03-01T09:00Z")).toEqual({ fromMs: Date.parse("2026-03-01T09:00Z"), toMs: Date.parse("2026-03-01T09:00Z") });
+		expect(parseTimeWindow("2026-03-01T09:00Z", "2026-03-01T09:00Z")).toEqual({
+			fromMs: Date.parse("2026-03-01T09:00Z"),
+			toMs: Date.parse("2026-03-01T09:00Z"),
+		});
 		// A date alone as both ends is that whole day.
 		expect(parseTimeWindow("2026-03-01", "2026-03-01")).toEqual({ fromMs: Date.parse("2026-03-01T00:00Z"), toMs: Date.parse("2026-03-01T23:59:59.999Z") });
 	});

@@ -5,7 +5,18 @@ import { readNode } from "../../src/services/history/query/read.ts";
 import type { ReadParams, ReadResult } from "../../src/services/history/query/types.ts";
 import type { QaNode } from "../../src/services/history/model/types.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
-import { NATIVE_KEYS, bytesView, errorOf, fixtureSessionId, fixtureView, isWellFormed, qaByQuestion, summariesAt, summaryReady, withEvents } from "./helpers.ts";
+import {
+	NATIVE_KEYS,
+	bytesView,
+	errorOf,
+	fixtureSessionId,
+	fixtureView,
+	isWellFormed,
+	qaByQuestion,
+	summariesAt,
+	summaryReady,
+	withEvents,
+} from "./helpers.ts";
 
 /** The whole body, read slice by slice through `nextOffset`. */
 function readWhole(view: QueryView, params: ReadParams): { body: string; slices: ReadResult[] } {
@@ -30,7 +41,7 @@ describe("read", () => {
 		it("shows inputs and replies in order with labels, an aborted reply as such", () => {
 			const qa = qaByQuestion(view, fixtureSessionId("steer-followup-abort"), "Explain the build pipeline");
 			const r = readNode(view, { id: qa.id });
-			const [q, aborted, retry, answer] = qa.parts;
+			const [q, aborted, retry, _answer] = qa.parts;
 			expect(r.body).toBe(
 				[
 					`## Question (2026-03-02 09:01)\n${q?.text}`,
@@ -39,13 +50,24 @@ describe("read", () => {
 					`## Answer (2026-03-02 09:01)\nShort version: build, test, package, publish.`,
 				].join("\n\n"),
 			);
-			expect(r).toMatchObject({ kind: "qa", level: 0, ready: true, completed: true, totalLength: r.body.length, nextOffset: null, children: [], totalChildren: 0 });
+			expect(r).toMatchObject({
+				kind: "qa",
+				level: 0,
+				ready: true,
+				completed: true,
+				totalLength: r.body.length,
+				nextOffset: null,
+				children: [],
+				totalChildren: 0,
+			});
 			expect(r.source).toEqual({ sessionId: qa.sessionId, entryIds: qa.entryIds });
 		});
 
 		it("labels a steering message, an error reply, an image and an unanswered question", () => {
 			const steer = readNode(view, { id: qaByQuestion(view, fixtureSessionId("steer-followup-abort"), "Build the project").id }).body;
-			expect(steer).toMatch(/^## Question \(.*\)\nBuild the project and tell me if it passes\.\n\n## Steering\/follow-up input \(.*\)\nAlso tell me the version/);
+			expect(steer).toMatch(
+				/^## Question \(.*\)\nBuild the project and tell me if it passes\.\n\n## Steering\/follow-up input \(.*\)\nAlso tell me the version/,
+			);
 			const errorSession = fixtureSessionId("error-reply");
 			const errored = Object.values(view.state.sessions[errorSession]?.nodes ?? {}).find((q) => !q.completed) as QaNode;
 			expect(readNode(view, { id: errored.id })).toMatchObject({ completed: false });
@@ -83,7 +105,9 @@ describe("read", () => {
 		});
 
 		it("reads 12000 units by default, at most 24000 (clamped, and said), and pages to the end", () => {
-			const long = Object.values(view.state.sessions[fixtureSessionId("long-answer")]?.nodes ?? {}).find((q) => q.parts.some((p) => p.text.length > 60_000)) as QaNode;
+			const long = Object.values(view.state.sessions[fixtureSessionId("long-answer")]?.nodes ?? {}).find((q) =>
+				q.parts.some((p) => p.text.length > 60_000),
+			) as QaNode;
 			const first = readNode(view, { id: long.id });
 			expect(first.body).toHaveLength(12_000);
 			expect(first).toMatchObject({ offset: 0, limit: 12_000, clamped: false, nextOffset: 12_000 });
@@ -112,7 +136,10 @@ describe("read", () => {
 
 	describe("ids", () => {
 		it("rejects an unknown id, a malformed one and a missing one, naming the parameter", () => {
-			expect(errorOf(() => readNode(view, { id: "qa_AAAAAAAAAAAAAAAAAAAA" }))).toMatchObject({ code: "UNKNOWN_ID", message: 'id: unknown node "qa_AAAAAAAAAAAAAAAAAAAA"' });
+			expect(errorOf(() => readNode(view, { id: "qa_AAAAAAAAAAAAAAAAAAAA" }))).toMatchObject({
+				code: "UNKNOWN_ID",
+				message: 'id: unknown node "qa_AAAAAAAAAAAAAAAAAAAA"',
+			});
 			expect(errorOf(() => readNode(view, { id: "../../etc/passwd" }))).toMatchObject({ code: "BAD_PARAMETER", parameter: "id" });
 			expect(errorOf(() => readNode(view, { id: "" }))).toMatchObject({ code: "BAD_PARAMETER", parameter: "id" });
 			expect(errorOf(() => readNode(view, {} as ReadParams))).toMatchObject({ code: "BAD_PARAMETER", parameter: "id" });

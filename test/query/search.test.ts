@@ -295,10 +295,12 @@ describe("fork and clone duplicates", () => {
 	it("keeps what only the fork has, and a copy that differs (a question the clone cut off)", () => {
 		expect(allHits(hits(view, { query: "README badge" })).map((h) => h.sessionId)).toEqual([fork]);
 		const changelog = allHits(hits(view, { query: "And the changelog entry?" }));
-		expect(changelog.map((h) => [h.sessionId, h.completed]).sort()).toEqual([
-			[source, true],
-			[clone, false],
-		].sort());
+		expect(changelog.map((h) => [h.sessionId, h.completed]).sort()).toEqual(
+			[
+				[source, true],
+				[clone, false],
+			].sort(),
+		);
 	});
 
 	it("shows the fork's copy when the search is limited to the fork", () => {
@@ -328,8 +330,7 @@ describe("case folding end to end", () => {
 			]),
 		]);
 	});
-	const texts = (query: string) =>
-		allHits(hits(view, { query })).map((h) => h.snippet.slice(h.match.start, h.match.start + h.match.length));
+	const texts = (query: string) => allHits(hits(view, { query })).map((h) => h.snippet.slice(h.match.start, h.match.start + h.match.length));
 
 	it("matches ÄÖ and äö whichever case is typed", () => {
 		expect(texts("äö").sort()).toEqual(["ÄÖ"]);

@@ -89,6 +89,15 @@ describe("session list", () => {
 	it("answers an empty list for a workspace without sessions", () => {
 		const empty = buildQueryView(initialArchiveState());
 		expect(listSessions(empty)).toEqual({ kind: "sessions", sessions: [], total: 0, offset: 0, limit: 20, nextOffset: null, clamped: false });
-		expect(searchHistory(empty, { query: "anything" })).toEqual({ kind: "hits", query: "anything", groups: [], total: 0, offset: 0, limit: 20, nextOffset: null, clamped: false });
+		expect(searchHistory(empty, { query: "anything" })).toEqual({
+			kind: "hits",
+			query: "anything",
+			groups: [],
+			total: 0,
+			offset: 0,
+			limit: 20,
+			nextOffset: null,
+			clamped: false,
+		});
 	});
 });

@@ -39,13 +39,54 @@ function reference(text: string, start: number, end: number, context = 80) {
 describe("snippetAround's fast path", () => {
 	it("gives the segmenter's snippets for plain, CJK, accented and mixed texts of every length", () => {
 		const rng = createRng(5);
-		const pieces = ["word ", "The ", "\n", "\t", "é", "ß", "—", "…", "的", "日本", "이", "ｱ", "Ａ", "\r\n", "e\u0301", "👍🏽", "👨‍👩‍👧", "🇯🇵", "𝒜", "ｶﾞ", "\u3099", "ᄀ", "x", "👍", "🏽", "\ufe0f", "\u200d", "⚠️", "\u20dd", "𝅘𝅥", "\ud834\udd65"];
+		const pieces = [
+			"word ",
+			"The ",
+			"\n",
+			"\t",
+			"é",
+			"ß",
+			"—",
+			"…",
+			"的",
+			"日本",
+			"이",
+			"ｱ",
+			"Ａ",
+			"\r\n",
+			"e\u0301",
+			"👍🏽",
+			"👨‍👩‍👧",
+			"🇯🇵",
+			"𝒜",
+			"ｶﾞ",
+			"\u3099",
+			"ᄀ",
+			"x",
+			"👍",
+			"🏽",
+			"\ufe0f",
+			"\u200d",
+			"⚠️",
+			"\u20dd",
+			"𝅘𝅥",
+			"\ud834\udd65",
+		];
 		// Emoji that stand alone (one grapheme each), for texts of simple characters and emoji.
 		const emoji = ["🎉", "🚀", "😀", "🀄", "🧑", "🟠", "✓", "❌", "→", "ℯ", "⚠", "𝒜", "🇯"];
 		for (let k = 0; k < 600; k++) {
 			const kind = rng.int(3);
 			const parts: string[] = [];
-			const pick = () => (kind === 0 ? pieces[rng.int(13)] : kind === 1 ? (rng.chance(0.2) ? emoji[rng.int(emoji.length - 1)] : pieces[rng.int(13)]) : rng.chance(0.2) ? emoji[rng.int(emoji.length)] : pieces[rng.int(pieces.length)]) as string;
+			const pick = () =>
+				(kind === 0
+					? pieces[rng.int(13)]
+					: kind === 1
+						? rng.chance(0.2)
+							? emoji[rng.int(emoji.length - 1)]
+							: pieces[rng.int(13)]
+						: rng.chance(0.2)
+							? emoji[rng.int(emoji.length)]
+							: pieces[rng.int(pieces.length)]) as string;
 			for (let n = rng.int(300); n > 0; n--) parts.push(pick());
 			const text = parts.join("");
 			if (text.length === 0) continue;
@@ -54,12 +95,17 @@ describe("snippetAround's fast path", () => {
 			if (start > 0 && /[\udc00-\udfff]/.test(text.charAt(start))) start--;
 			let end = Math.min(text.length, start + rng.int(12));
 			if (end < text.length && /[\udc00-\udfff]/.test(text.charAt(end))) end++;
-			for (const context of [80, 5]) expect(snippetAround(text, start, end, context), JSON.stringify(text.slice(0, 40))).toEqual(reference(text, start, end, context));
+			for (const context of [80, 5])
+				expect(snippetAround(text, start, end, context), JSON.stringify(text.slice(0, 40))).toEqual(reference(text, start, end, context));
 		}
 	});
 
 	it("counts as one grapheme each only symbols that are: every code point of the extra ranges, beside each other and letters", () => {
-		const ranges: [number, number][] = [[0x2100, 0x27bf], [0x1d400, 0x1d7ff], [0x1f000, 0x1fbff]];
+		const ranges: [number, number][] = [
+			[0x2100, 0x27bf],
+			[0x1d400, 0x1d7ff],
+			[0x1f000, 0x1fbff],
+		];
 		for (const [from, to] of ranges) {
 			for (let cp = from; cp <= to; cp++) {
 				if ((cp >= 0x1f1e6 && cp <= 0x1f1ff) || (cp >= 0x1f3fb && cp <= 0x1f3ff)) continue;

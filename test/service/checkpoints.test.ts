@@ -44,7 +44,11 @@ function newProcess(workspace: string, sessions: string): { service: HistoryServ
 			};
 		},
 	};
-	return { service: new HistoryService({ store: workspaceArchiveStore(workspace), discovery, checkpoints: workspaceCheckpointStore(workspace) }), reads, heads };
+	return {
+		service: new HistoryService({ store: workspaceArchiveStore(workspace), discovery, checkpoints: workspaceCheckpointStore(workspace) }),
+		reads,
+		heads,
+	};
 }
 
 async function setup() {
@@ -103,7 +107,10 @@ describe("checkpoints between processes", () => {
 	it("reads again a file that grew, and only that one", async () => {
 		const { workspace, sessions, files } = await setup();
 		const grown = files[0] as string;
-		await appendFile(join(sessions, grown), '{"type":"label","id":"zz000001","parentId":null,"timestamp":"2026-05-01T00:00:00.000Z","targetId":"x","label":"later"}\n');
+		await appendFile(
+			join(sessions, grown),
+			'{"type":"label","id":"zz000001","parentId":null,"timestamp":"2026-05-01T00:00:00.000Z","targetId":"x","label":"later"}\n',
+		);
 		const second = newProcess(workspace, sessions);
 		await second.service.refresh();
 		expect(second.reads.filter((n) => n.includes("_"))).toEqual([grown]);

@@ -92,7 +92,7 @@ describe("ingesting a workspace of real Pi sessions", () => {
 		const after = await hashTree(root);
 		const added = Object.keys(after).filter((k) => !(k in before));
 		expect(added.length).toBeGreaterThan(0);
-		for (const name of added) expect(name.startsWith(join("/my project", ".pi", "pbot") + "/")).toBe(true);
+		for (const name of added) expect(name.startsWith(`${join("/my project", ".pi", "pbot")}/`)).toBe(true);
 		for (const name of Object.keys(before)) expect(after[name]).toBe(before[name]);
 	});
 

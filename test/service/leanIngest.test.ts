@@ -86,7 +86,10 @@ describe("an ingest that holds only what it needs", () => {
 		await open().ingest();
 		const name = (await readdir(sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_")).sort()[0] as string;
 		const sessionId = /_([0-9a-f-]+)\.jsonl$/.exec(name)?.[1] as string;
-		await appendFile(join(sessions, name), `${JSON.stringify({ type: "session_info", id: "zz000001", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed later" })}\n`);
+		await appendFile(
+			join(sessions, name),
+			`${JSON.stringify({ type: "session_info", id: "zz000001", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed later" })}\n`,
+		);
 
 		const second = open();
 		store.reads.length = 0;
@@ -103,11 +106,16 @@ describe("an ingest that holds only what it needs", () => {
 		const { store, open } = await setup();
 		await open().ingest();
 		const before = await store.all();
-		const [sessionId, archive] = Object.entries(before).find(([, a]) => Object.values(a.summaries).some((s) => s.status === "pending")) as [string, SessionArchive];
+		const [sessionId, archive] = Object.entries(before).find(([, a]) => Object.values(a.summaries).some((s) => s.status === "pending")) as [
+			string,
+			SessionArchive,
+		];
 		const pending = Object.values(archive.summaries).find((s) => s.status === "pending")!;
 
 		const service = open();
-		await service.applyEvents([{ type: "SummaryReady", sessionId, id: pending.id, text: "A summary made elsewhere.", model: "faux/faux-1", at: "2026-04-01T00:00:00.000Z" }]);
+		await service.applyEvents([
+			{ type: "SummaryReady", sessionId, id: pending.id, text: "A summary made elsewhere.", model: "faux/faux-1", at: "2026-04-01T00:00:00.000Z" },
+		]);
 		const after = (await store.all())[sessionId] as SessionArchive;
 		expect(after.nodes).toEqual(archive.nodes);
 		expect(after.branches).toEqual(archive.branches);
@@ -133,7 +141,11 @@ describe("an ingest that holds only what it needs", () => {
 				await inner.write(a, o);
 			},
 		};
-		const service = new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }), checkpoints: memoryCheckpointStore() });
+		const service = new HistoryService({
+			store,
+			discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }),
+			checkpoints: memoryCheckpointStore(),
+		});
 		const ingest = service.refresh();
 		await writing;
 		await Promise.all([ingest, service.load()]);
@@ -152,7 +164,11 @@ describe("an ingest that holds only what it needs", () => {
 		const discovery = fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] });
 		await new HistoryService({ store: inner, discovery, checkpoints }).ingest();
 		const names = (await readdir(ws.sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_"));
-		for (const name of names) await appendFile(join(ws.sessions, name), `${JSON.stringify({ type: "session_info", id: "zz000009", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed meanwhile" })}\n`);
+		for (const name of names)
+			await appendFile(
+				join(ws.sessions, name),
+				`${JSON.stringify({ type: "session_info", id: "zz000009", parentId: null, timestamp: "2026-05-01T00:00:00.000Z", name: "renamed meanwhile" })}\n`,
+			);
 
 		// Slow reads and writes: the load reads an archive, the ingest writes its update and lets it go,
 		// then the load finishes.

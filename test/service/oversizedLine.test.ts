@@ -48,7 +48,9 @@ describe("an oversized line", () => {
 			expect((await service.search({ query: "last answer" })).total).toBe(1);
 			expect((await service.search({ query: "secret" })).total).toBe(0);
 			const archive = await store.read("0190aaaa-0000-7000-8000-000000000001");
-			expect(archive?.rejections.lines).toEqual([{ line: 4, reason: expect.stringMatching(/^a line of \d+ bytes, longer than pbot reads/), bytes: expect.any(Number) }]);
+			expect(archive?.rejections.lines).toEqual([
+				{ line: 4, reason: expect.stringMatching(/^a line of \d+ bytes, longer than pbot reads/), bytes: expect.any(Number) },
+			]);
 			expect(JSON.stringify(archive)).not.toContain("secret");
 			// Checkpointed: the next process does not read the file again.
 			const again = await open().refresh();

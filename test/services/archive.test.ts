@@ -24,7 +24,9 @@ describe("archive projection", () => {
 	it("keeps a summary's text when the session is ingested again and grows", async () => {
 		const first = applyArchiveEvents(initialArchiveState(), await replayEvents(jsonl(linear(8))));
 		const planned = Object.values(first.sessions[SID]!.summaries)[0]!;
-		const withText = applyArchiveEvents(first, [{ type: "SummaryReady", sessionId: SID, id: planned.id, text: "We chose X.", model: "faux/faux-1", at: "2026-02-01T00:00:00.000Z" }]);
+		const withText = applyArchiveEvents(first, [
+			{ type: "SummaryReady", sessionId: SID, id: planned.id, text: "We chose X.", model: "faux/faux-1", at: "2026-02-01T00:00:00.000Z" },
+		]);
 		const again = applyArchiveEvents(withText, await replayEvents(jsonl(linear(20))));
 		const kept = again.sessions[SID]!.summaries[planned.id]!;
 		expect(kept).toMatchObject({ status: "ready", text: "We chose X.", model: "faux/faux-1" });
@@ -53,7 +55,11 @@ describe("archive projection", () => {
 		const nodes = after.sessions[SID]!.nodes;
 		expect(nodes[openId]).toBeUndefined();
 		expect(Object.values(nodes).filter((n) => n.completed)).toHaveLength(3);
-		expect(Object.values(nodes).find((n) => n.parts.some((p) => p.entryId === "u2b"))?.parts.map((p) => p.text)).toEqual(["question 2", "retry", "done"]);
+		expect(
+			Object.values(nodes)
+				.find((n) => n.parts.some((p) => p.entryId === "u2b"))
+				?.parts.map((p) => p.text),
+		).toEqual(["question 2", "retry", "done"]);
 	});
 
 	it("records a failure on the summary and clears it when a text arrives", async () => {

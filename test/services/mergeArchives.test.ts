@@ -23,7 +23,11 @@ describe("mergeArchives", () => {
 	it("given an earlier state of the same writer, gives the later state itself", async () => {
 		const early = await archiveOf(linear(6, true));
 		const s = level1(early)[0]!;
-		const later = await archiveOf(linear(13), [ready(s.id, "text", "2026-02-01T00:00:00.000Z"), failed(level1(early)[0]!.id, "2026-02-02T00:00:00.000Z")], early);
+		const later = await archiveOf(
+			linear(13),
+			[ready(s.id, "text", "2026-02-01T00:00:00.000Z"), failed(level1(early)[0]!.id, "2026-02-02T00:00:00.000Z")],
+			early,
+		);
 		expect(mergeArchives(early, later)).toBe(later);
 	});
 
@@ -33,7 +37,7 @@ describe("mergeArchives", () => {
 		let previous: SessionArchive | undefined;
 		const id = JSON.parse(lines[0]!).id as string;
 		for (let n = 1; n <= lines.length; n++) {
-			const events = await replayEvents(new TextEncoder().encode(lines.slice(0, n).join("\n") + "\n"));
+			const events = await replayEvents(new TextEncoder().encode(`${lines.slice(0, n).join("\n")}\n`));
 			const state = applyArchiveEvents(previous ? { sessions: { [id]: previous } } : initialArchiveState(), events);
 			const next = state.sessions[id];
 			if (!next) continue;
@@ -142,7 +146,11 @@ describe("mergeArchives", () => {
 		const base = await archiveOf(linear(16));
 		const ids = level1(base).map((s) => s.id);
 		const writers = await Promise.all([0, 1, 2].map((w) => archiveOf(linear(16), [ready(ids[w]!, `writer ${w}`, `2026-02-0${w + 1}T00:00:00.000Z`)], base)));
-		for (const order of [[0, 1, 2], [2, 1, 0], [1, 0, 2]]) {
+		for (const order of [
+			[0, 1, 2],
+			[2, 1, 0],
+			[1, 0, 2],
+		]) {
 			const merged = order.map((i) => writers[i]!).reduce((disk, mine) => mergeArchives(disk, mine));
 			for (let w = 0; w < 3; w++) expect(merged.summaries[ids[w]!]).toMatchObject({ status: "ready", text: `writer ${w}` });
 			expect(Object.keys(merged.nodes).sort()).toEqual(Object.keys(base.nodes).sort());

@@ -80,7 +80,9 @@ describe("Q&A extraction on real Pi sessions", () => {
 
 	it("splits a Q&A that diverges in the middle into two nodes sharing the first input", async () => {
 		const archive = await fixtureArchive("tree-branches");
-		const { branchPointToolResultId, userUnderToolResultId } = fixtureFacts<{ branchPointToolResultId: string; userUnderToolResultId: string }>("tree-branches");
+		const { branchPointToolResultId, userUnderToolResultId } = fixtureFacts<{ branchPointToolResultId: string; userUnderToolResultId: string }>(
+			"tree-branches",
+		);
 		const spanning = qaWithEntry(archive, branchPointToolResultId);
 		expect(spanning).toHaveLength(2);
 		const [a, b] = spanning;

@@ -15,7 +15,22 @@ describe("parseLine", () => {
 	});
 
 	it("keeps user text and counts images, keeps assistant text and counts tool calls, drops thinking", () => {
-		const u = parseLine(line(JSON.stringify({ type: "message", id: "a", parentId: null, message: { role: "user", content: [{ type: "text", text: "hi" }, { type: "image", data: "AAAA", mimeType: "image/png" }] } })));
+		const u = parseLine(
+			line(
+				JSON.stringify({
+					type: "message",
+					id: "a",
+					parentId: null,
+					message: {
+						role: "user",
+						content: [
+							{ type: "text", text: "hi" },
+							{ type: "image", data: "AAAA", mimeType: "image/png" },
+						],
+					},
+				}),
+			),
+		);
 		expect(u.kind === "entry" && u.entry.message).toMatchObject({ role: "user", text: "hi", images: 1, toolCalls: 0 });
 		const a = parseLine(
 			line(
@@ -23,7 +38,15 @@ describe("parseLine", () => {
 					type: "message",
 					id: "b",
 					parentId: "a",
-					message: { role: "assistant", content: [{ type: "thinking", thinking: "secret" }, { type: "text", text: "side" }, { type: "toolCall", id: "c", name: "bash", arguments: {} }], stopReason: "toolUse" },
+					message: {
+						role: "assistant",
+						content: [
+							{ type: "thinking", thinking: "secret" },
+							{ type: "text", text: "side" },
+							{ type: "toolCall", id: "c", name: "bash", arguments: {} },
+						],
+						stopReason: "toolUse",
+					},
 				}),
 			),
 		);
@@ -32,7 +55,9 @@ describe("parseLine", () => {
 	});
 
 	it("never keeps tool output", () => {
-		const r = parseLine(line(JSON.stringify({ type: "message", id: "c", parentId: "b", message: { role: "toolResult", content: [{ type: "text", text: "OUTPUT" }] } })));
+		const r = parseLine(
+			line(JSON.stringify({ type: "message", id: "c", parentId: "b", message: { role: "toolResult", content: [{ type: "text", text: "OUTPUT" }] } })),
+		);
 		expect(JSON.stringify(r)).not.toContain("OUTPUT");
 	});
 

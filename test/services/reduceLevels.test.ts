@@ -38,7 +38,14 @@ describe("planSummaries", () => {
 		const prefix = ids(6);
 		const a = [...prefix, "a6", "a7"];
 		const b = [...prefix, "b6", "b7"];
-		const plans = planSummaries("s", [{ leafId: "la", nodeIds: a }, { leafId: "lb", nodeIds: b }], nodesOf([...a, "b6", "b7"]));
+		const plans = planSummaries(
+			"s",
+			[
+				{ leafId: "la", nodeIds: a },
+				{ leafId: "lb", nodeIds: b },
+			],
+			nodesOf([...a, "b6", "b7"]),
+		);
 		const l1 = plans.filter((p) => p.level === 1);
 		expect(l1.map((p) => p.childIds)).toEqual([
 			["q0", "q1", "q2", "q3"],

@@ -43,7 +43,11 @@ const fixtureLines = readdirSync(FIXTURES_DIR)
 
 function generatedLines(seed: number, profile: "agent" | "chat" = "agent"): Uint8Array[] {
 	const lines: Uint8Array[] = [];
-	generateSession(createRng(seed), { profile, targetBytes: 400_000, targetQa: profile === "chat" ? 40 : undefined, startMs: Date.UTC(2025, 0, 1) } as never, (line) => lines.push(encoder.encode(line)));
+	generateSession(
+		createRng(seed),
+		{ profile, targetBytes: 400_000, targetQa: profile === "chat" ? 40 : undefined, startMs: Date.UTC(2025, 0, 1) } as never,
+		(line) => lines.push(encoder.encode(line)),
+	);
 	return lines;
 }
 
@@ -74,7 +78,22 @@ describe("scanMessageLine (the fast path of parseLines)", () => {
 		const random = prng(7);
 		const int = (n: number) => Math.floor(random() * n);
 		const pool = [...fixtureLines.filter((l) => l.length > 0 && l[0] === 0x7b), ...generatedLines(9).filter((l) => l.length < 20_000)];
-		const inserts = [[0x5c], [0x22], [0x00], [0x1f], [0x0d], [0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0x7d], [0x5d], [0x2c], [0x3a], [0x20], [0x5c, 0x75, 0x30]];
+		const inserts = [
+			[0x5c],
+			[0x22],
+			[0x00],
+			[0x1f],
+			[0x0d],
+			[0xff],
+			[0xc3, 0x28],
+			[0xed, 0xa0, 0x80],
+			[0x7d],
+			[0x5d],
+			[0x2c],
+			[0x3a],
+			[0x20],
+			[0x5c, 0x75, 0x30],
+		];
 		let declined = 0;
 		for (let k = 0; k < 6_000; k++) {
 			const line = pool[int(pool.length)] as Uint8Array;
@@ -107,8 +126,12 @@ describe("scanMessageLine (the fast path of parseLines)", () => {
 		const base = (message: string) => `{"type":"message","id":"a1","parentId":"p0","timestamp":"2026-01-01T00:00:00.000Z","message":${message}}`;
 		const cases: string[] = [
 			base('{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1767225600000}'),
-			base('{"role":"assistant","content":[{"type":"thinking","thinking":"x","thinkingSignature":"AA=="},{"type":"text","text":"a"},{"type":"toolCall","id":"t","name":"bash","arguments":{"command":"ls","n":[1,2.5e-3,-0,true,false,null,{}]}}],"stopReason":"toolUse","timestamp":1}'),
-			base('{"role":"assistant","content":[{"type":"text","text":"one"},{"type":"text","text":"two \\u00e9 \\ud83d \\n"},{"type":"image","data":"AA"},{"text":"typeless"},"str",[1],{"type":"text","text":5}],"stopReason":"stop","errorMessage":"e\\"","timestamp":1e400}'),
+			base(
+				'{"role":"assistant","content":[{"type":"thinking","thinking":"x","thinkingSignature":"AA=="},{"type":"text","text":"a"},{"type":"toolCall","id":"t","name":"bash","arguments":{"command":"ls","n":[1,2.5e-3,-0,true,false,null,{}]}}],"stopReason":"toolUse","timestamp":1}',
+			),
+			base(
+				'{"role":"assistant","content":[{"type":"text","text":"one"},{"type":"text","text":"two \\u00e9 \\ud83d \\n"},{"type":"image","data":"AA"},{"text":"typeless"},"str",[1],{"type":"text","text":5}],"stopReason":"stop","errorMessage":"e\\"","timestamp":1e400}',
+			),
 			base('{"role":"user","content":"plain \\t string","timestamp":-1.5}'),
 			base('{"role":"user","content":{"type":"text"},"timestamp":"x"}'),
 			base('{"role":"user","content":[ {"type" : "text" , "text" : "spaced" } ] , "timestamp" : 2 }'),
@@ -147,7 +170,9 @@ describe("scanMessageLine (the fast path of parseLines)", () => {
 	it("agrees with the full parse on texts without escapes (ASCII, CJK, emoji, invalid UTF-8) and on any stop reason", () => {
 		const line = (text: Uint8Array, stop = "stop") =>
 			Buffer.concat([
-				encoder.encode('{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"'),
+				encoder.encode(
+					'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"',
+				),
 				text,
 				encoder.encode(`"}],"stopReason":"${stop}","timestamp":1}}`),
 			]);

@@ -43,7 +43,10 @@ describe("writeArchive", () => {
 		// This process, not knowing, writes summary 1.
 		await writeArchive(workspace, withReady(base, 1, "by this process"));
 		const onDisk = await readArchive(workspace, base.session.sessionId);
-		const texts = Object.values(onDisk!.summaries).filter((s) => s.status === "ready").map((s) => s.text).sort();
+		const texts = Object.values(onDisk!.summaries)
+			.filter((s) => s.status === "ready")
+			.map((s) => s.text)
+			.sort();
 		expect(texts).toEqual(["by the other process", "by this process"]);
 		expect((await readdir(historyDir(workspace))).sort()).toEqual([`${base.session.sessionId}.json`]);
 	});
@@ -58,7 +61,9 @@ describe("writeArchive", () => {
 			const ws = join(workspace, `round-${round}`);
 			await Promise.all(ids.map((_, i) => writeArchive(ws, withReady(base, i, `summary ${i}`))));
 			const onDisk = await readArchive(ws, base.session.sessionId);
-			const texts = Object.values(onDisk!.summaries).map((s) => s.text).sort();
+			const texts = Object.values(onDisk!.summaries)
+				.map((s) => s.text)
+				.sort();
 			expect(texts).toEqual(ids.map((_, i) => `summary ${i}`).sort());
 			expect((await readdir(historyDir(ws))).sort()).toEqual([`${base.session.sessionId}.json`]);
 		}
@@ -169,7 +174,10 @@ describe("rejected lines of older archives", () => {
 	it("lose the raw text older versions kept (`sample`) the first time they are read: the archive is written again without it", async () => {
 		const archive = await fixtureArchive("malformed-lines");
 		expect(archive.rejections.lines.length).toBeGreaterThan(0);
-		const older = { ...archive, rejections: { ...archive.rejections, lines: archive.rejections.lines.map((l) => ({ ...l, sample: "/home/someone/secret-token-123" })) } };
+		const older = {
+			...archive,
+			rejections: { ...archive.rejections, lines: archive.rejections.lines.map((l) => ({ ...l, sample: "/home/someone/secret-token-123" })) },
+		};
 		await mkdir(historyDir(workspace), { recursive: true });
 		await writeFile(archivePath(workspace, archive.session.sessionId), JSON.stringify(older));
 		const { readArchiveWithRevision } = await import("../../src/storage/history-files/archiveFiles.ts");

@@ -28,7 +28,10 @@ async function setup() {
 
 type Damage = (archive: Record<string, unknown>) => unknown;
 const SHAPES: [string, Damage][] = [
-	["a Q&A's parts null", (a) => ({ ...a, nodes: Object.fromEntries(Object.entries(a.nodes as object).map(([id, n], i) => [id, i === 0 ? { ...n, parts: null } : n])) })],
+	[
+		"a Q&A's parts null",
+		(a) => ({ ...a, nodes: Object.fromEntries(Object.entries(a.nodes as object).map(([id, n], i) => [id, i === 0 ? { ...n, parts: null } : n])) }),
+	],
 	["a branch's nodeIds null", (a) => ({ ...a, branches: (a.branches as object[]).map((b, i) => (i === 0 ? { ...b, nodeIds: null } : b)) })],
 	["the session's name a list", (a) => ({ ...a, session: { ...(a.session as object), name: ["x"] } })],
 	["nodes null", (a) => ({ ...a, nodes: null })],

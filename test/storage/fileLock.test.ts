@@ -118,7 +118,10 @@ describe("withFileLock", () => {
 		await writeFile(counter, "0");
 		const children = [0, 1, 2].map(() => spawnChild("lockCounter.ts", [counter, "40"]));
 		const results = await Promise.all(children.map(exited));
-		expect(results.map((r) => r.code), children.map((c) => c.stderrText()).join("\n")).toEqual([0, 0, 0]);
+		expect(
+			results.map((r) => r.code),
+			children.map((c) => c.stderrText()).join("\n"),
+		).toEqual([0, 0, 0]);
 		expect(Number(await readFile(counter, "utf8"))).toBe(120);
 		expect(await readdir(dir)).toEqual(["counter"]);
 	});

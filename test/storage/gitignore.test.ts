@@ -16,7 +16,12 @@ afterEach(async () => {
 	for (const c of cleanups.splice(0)) await c();
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+const git = (cwd: string, ...args: string[]) =>
+	execFileSync("git", args, {
+		cwd,
+		encoding: "utf8",
+		env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+	});
 
 describe(".pi/pbot/.gitignore", () => {
 	it("is written when pbot makes .pi/pbot, and keeps every archive, projection and checkpoint out of git add -A", async () => {

@@ -39,7 +39,9 @@ async function grow(sessions: string, key: string, word: string): Promise<void> 
 }
 
 describe("files pbot did not make, where it keeps its own", () => {
-	it("a dangling link, a FIFO and a link to a file outside, at archives' names: refused and named; the other sessions answer; nothing outside changes", { timeout: 30_000 }, async () => {
+	it("a dangling link, a FIFO and a link to a file outside, at archives' names: refused and named; the other sessions answer; nothing outside changes", {
+		timeout: 30_000,
+	}, async () => {
 		const { workspace, sessions, open } = await setup();
 		const [dangling, fifo, outsideLinked, ...good] = KEYS.map(fixtureSessionId);
 		const before = new Map<string, unknown>();
@@ -124,7 +126,9 @@ describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 			const before = listing();
 			await expect(open().search({ query: "the" })).rejects.toThrow(/is a symbolic link|outside the workspace/);
 			await expect(open().sessions()).rejects.toThrow(/is a symbolic link|outside the workspace/);
-			const report = await open().ingest().catch((err: Error) => ({ warnings: [err.message] }));
+			const report = await open()
+				.ingest()
+				.catch((err: Error) => ({ warnings: [err.message] }));
 			expect(report.warnings.join("\n")).toMatch(/is a symbolic link|outside the workspace/);
 			expect(listing()).toBe(before);
 		});

@@ -82,7 +82,13 @@ describe("summary worker with the faux model", () => {
 		const m = fauxModel(() => fauxAssistantMessage("We chose SQLite."));
 		await runSummaryPass(t, m.model, new AbortController().signal, { now: () => new Date("2026-05-01T12:00:00Z") });
 		const s = Object.values(t.state().sessions[SID]!.summaries)[0]!;
-		expect(s).toMatchObject({ status: "ready", text: "We chose SQLite.", model: "faux-sum/sum-1", madeAt: "2026-05-01T12:00:00.000Z", promptVersion: PROMPT_VERSION });
+		expect(s).toMatchObject({
+			status: "ready",
+			text: "We chose SQLite.",
+			model: "faux-sum/sum-1",
+			madeAt: "2026-05-01T12:00:00.000Z",
+			promptVersion: PROMPT_VERSION,
+		});
 		expect(s.inputHash).toMatch(/^[A-Za-z0-9_-]{24}$/);
 		expect(s.usage?.totalTokens).toBeGreaterThan(0);
 	});

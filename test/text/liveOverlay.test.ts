@@ -25,13 +25,23 @@ describe("a live update", () => {
 		let release: () => void = () => undefined;
 		let hold = false;
 		const gate = () => (hold ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve());
-		const store: ArchiveStore = { ...inner, write: async (archive, options) => (await gate(), inner.write(archive, options)) };
+		const store: ArchiveStore = {
+			...inner,
+			write: async (archive, options) => {
+				await gate();
+				return inner.write(archive, options);
+			},
+		};
 		const service = new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
 		await service.ingest();
 		await service.load();
 		const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
 		const model = Object.values(archive.nodes)[0] as QaNode;
-		const node: QaNode = { ...model, id: "qa_liveOverlayTest000001", parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the overlay flamingo go?" }] };
+		const node: QaNode = {
+			...model,
+			id: "qa_liveOverlayTest000001",
+			parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the overlay flamingo go?" }],
+		};
 
 		const writesBefore = inner.writes;
 		hold = true;

@@ -67,7 +67,9 @@ describe("the text projection catches up", () => {
 		expect(await service.search({ query: "the" })).toEqual(await expected(open, { query: "the" }));
 		expect(service.takeWarnings().join("\n")).toMatch(/search text rebuilt from the archives \(\d+ missing\)/);
 		await expectAnswersFromArchives(service, open);
-		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).length).toBe((await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length);
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).length).toBe(
+			(await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length,
+		);
 	});
 
 	it("is rebuilt, with a warning, when a file is cut short or is not a projection", async () => {
@@ -188,7 +190,12 @@ describe("the text projection catches up", () => {
 		const { workspace, open } = await setup();
 		await rm(textDir(workspace), { recursive: true });
 		const service = open();
-		const results = await Promise.all([service.search(PROBES[0] as SearchParams), service.sessions({ limit: 50 }), service.search(PROBES[0] as SearchParams), open().search(PROBES[0] as SearchParams)]);
+		const results = await Promise.all([
+			service.search(PROBES[0] as SearchParams),
+			service.sessions({ limit: 50 }),
+			service.search(PROBES[0] as SearchParams),
+			open().search(PROBES[0] as SearchParams),
+		]);
 		const want = await expected(open, PROBES[0] as SearchParams);
 		expect(results[0]).toEqual(want);
 		expect(results[2]).toEqual(want);

@@ -23,11 +23,54 @@ afterAll(async () => {
 
 /** Queries of every kind: short, phrases, CJK, case and Unicode folds, absent, and needles that need the text check. */
 const QUERIES = [
-	"a", "e", "的", "İ", "σ", "ok", "ß", "😀", "👍🏽", "𝒜",
-	"the", "ing", "Ship", "HELLO", "rotate", "version", "1.4.2", "release owner", "dana whitfield", "hello from acme",
-	"topic-01", "kw01", "note-0042", "payload-0", "END-OF-LONG-ANSWER", "module-07", "greet.js", "missing.txt", "no such file",
-	"这", "이미지", "日本語", "ΟΔΟΣ", "οδος", "İstanbul", "i̇", "𝒜𝒸𝓂ℯ", "\u00e9", "e\u0301",
-	"zzzz-not-there", "qqq", "\ufffd", "\ud83d", "half \ud83d pair", " ", "  ", "\n\n", "the the",
+	"a",
+	"e",
+	"的",
+	"İ",
+	"σ",
+	"ok",
+	"ß",
+	"😀",
+	"👍🏽",
+	"𝒜",
+	"the",
+	"ing",
+	"Ship",
+	"HELLO",
+	"rotate",
+	"version",
+	"1.4.2",
+	"release owner",
+	"dana whitfield",
+	"hello from acme",
+	"topic-01",
+	"kw01",
+	"note-0042",
+	"payload-0",
+	"END-OF-LONG-ANSWER",
+	"module-07",
+	"greet.js",
+	"missing.txt",
+	"no such file",
+	"这",
+	"이미지",
+	"日本語",
+	"ΟΔΟΣ",
+	"οδος",
+	"İstanbul",
+	"i̇",
+	"𝒜𝒸𝓂ℯ",
+	"\u00e9",
+	"e\u0301",
+	"zzzz-not-there",
+	"qqq",
+	"\ufffd",
+	"\ud83d",
+	"half \ud83d pair",
+	" ",
+	"  ",
+	"\n\n",
+	"the the",
 ];
 
 /** Compares the service's answer with the plain scan's over all archives, loaded by a second service. */
@@ -84,7 +127,11 @@ describe("search over the text projection", () => {
 		for (let i = 0; i < 5; i++) {
 			const lines: string[] = [];
 			const profile = i % 2 === 0 ? "agent" : "chat";
-			generateSession(createRng(10 + i), { profile, targetBytes: 250_000, targetQa: profile === "chat" ? 60 : undefined, startMs: Date.UTC(2025, 0, 1 + i) } as never, (l) => lines.push(l));
+			generateSession(
+				createRng(10 + i),
+				{ profile, targetBytes: 250_000, targetQa: profile === "chat" ? 60 : undefined, startMs: Date.UTC(2025, 0, 1 + i) } as never,
+				(l) => lines.push(l),
+			);
 			const id = (JSON.parse(lines[0] as string) as { id: string }).id;
 			files.push({ name: `2025-01-0${i + 1}T00-00-00-000Z_${id}.jsonl`, lines });
 		}
@@ -93,7 +140,10 @@ describe("search over the text projection", () => {
 		const sourceHeader = JSON.parse(source.lines[0] as string) as Record<string, unknown>;
 		const forkId = "0190eeee-0000-7000-8000-000000000001";
 		const forkHeader = { ...sourceHeader, id: forkId, parentSession: join(sessions, source.name) };
-		files.push({ name: `2025-01-09T00-00-00-000Z_${forkId}.jsonl`, lines: [JSON.stringify(forkHeader), ...source.lines.slice(1, Math.floor(source.lines.length / 2))] });
+		files.push({
+			name: `2025-01-09T00-00-00-000Z_${forkId}.jsonl`,
+			lines: [JSON.stringify(forkHeader), ...source.lines.slice(1, Math.floor(source.lines.length / 2))],
+		});
 		for (const f of files) await writeFile(join(sessions, f.name), `${f.lines.join("\n")}\n`);
 
 		const open = () => openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });
@@ -102,7 +152,11 @@ describe("search over the text projection", () => {
 		// Half the summaries made ready (through the service: archives and projection written as in Pi).
 		await writer.load();
 		const summaries = Object.values(writer.archiveState().sessions).flatMap((a) => Object.values(a.summaries)) as SummaryRecord[];
-		await writer.applyEvents(summaries.filter((_, i) => i % 2 === 0).map((s, i) => summaryReady(s, `Summary ${i}: the session discussed ${s.id.slice(3, 9)} and the Release Owner ΟΔΟΣ 的 İ.`)));
+		await writer.applyEvents(
+			summaries
+				.filter((_, i) => i % 2 === 0)
+				.map((s, i) => summaryReady(s, `Summary ${i}: the session discussed ${s.id.slice(3, 9)} and the Release Owner ΟΔΟΣ 的 İ.`)),
+		);
 		const service = open();
 		const reference = open();
 		await reference.load();
@@ -124,7 +178,12 @@ describe("search over the text projection", () => {
 		await expectSame(service, reference, { query: "  ", limit: 50 });
 		await expectSame(service, reference, { from: "2025-01-02", limit: 50 });
 		expect(await service.sessions({ limit: 50 })).toEqual(searchHistory(reference.getView(), { limit: 50 }));
-		for (const bad of [{ query: "x", sessionId: "0190dddd-0000-7000-8000-000000000000", from: "nope" }, { query: "x", from: "2026-13-01" }, { query: "x", limit: -1 }, { sessionId: "nope" }]) {
+		for (const bad of [
+			{ query: "x", sessionId: "0190dddd-0000-7000-8000-000000000000", from: "nope" },
+			{ query: "x", from: "2026-13-01" },
+			{ query: "x", limit: -1 },
+			{ sessionId: "nope" },
+		]) {
 			const scanned = await service.search(bad).catch((err: Error) => err.message);
 			const plain = (() => {
 				try {

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { type SessionArchive } from "../../services/history/projections/archive.ts";
+import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import type { ArchiveWritten } from "../../services/history/service/ports.ts";
 import { deepEqual } from "../../services/history/model/deepEqual.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
@@ -10,7 +10,18 @@ import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.t
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { entryKind, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
-import { createFileAtomic, isTemporaryFile, jsonBytes, revisionOf, syncFolder, temporaryName, writeFileAtomic, writeJsonAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
+import {
+	createFileAtomic,
+	isTemporaryFile,
+	jsonBytes,
+	revisionOf,
+	syncFolder,
+	temporaryName,
+	writeFileAtomic,
+	writeJsonAtomic,
+	type AtomicWriteOptions,
+	type CreateOutcome,
+} from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -96,7 +107,9 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 			},
 			options.lock,
 		);
-		return aside === undefined ? err : new ArchiveError(`${err.message}; its bytes are kept as ${basename(aside)} and the session is extracted again from its session file`, "damaged", aside);
+		return aside === undefined
+			? err
+			: new ArchiveError(`${err.message}; its bytes are kept as ${basename(aside)} and the session is extracted again from its session file`, "damaged", aside);
 	} catch {
 		return err; // could not move it (a read-only folder): reported as it is
 	}
@@ -182,7 +195,7 @@ const SETTLED_MS = 2000;
 /** The history folder's inode and modification time, when it has been still for `SETTLED_MS`; else `undefined`. */
 function folderStamp(dir: string): string | undefined {
 	const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
-	if (!s || !s.isDirectory()) return undefined;
+	if (!s?.isDirectory()) return undefined;
 	if (Date.now() - Number(s.mtimeMs) < SETTLED_MS) return undefined;
 	return `${s.ino}:${s.mtimeNs}`;
 }
@@ -192,7 +205,11 @@ function folderStamp(dir: string): string | undefined {
  * by a rename, so what the descriptor reads is what its `stat` describes). An archive still holding
  * a legacy path field is cleaned first, as `readArchiveCleaning` does.
  */
-export async function readArchiveWithRevision(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<{ archive: SessionArchive; revision: string } | undefined> {
+export async function readArchiveWithRevision(
+	workspace: string,
+	sessionId: string,
+	options: WriteArchiveOptions = {},
+): Promise<{ archive: SessionArchive; revision: string } | undefined> {
 	const file = archivePath(workspace, sessionId);
 	for (let attempt = 0; ; attempt++) {
 		const read = readRegularFile(file);
@@ -281,7 +298,14 @@ async function createArchive(workspace: string, sessionId: string, bytes: Buffer
 	const dir = historyDir(workspace);
 	const file = archivePath(workspace, sessionId);
 	let revision = "";
-	const outcome = await inFolder(dir, () => create(dir, file, bytes, atomicOf(options, (r) => (revision = r))));
+	const outcome = await inFolder(dir, () =>
+		create(
+			dir,
+			file,
+			bytes,
+			atomicOf(options, (r) => (revision = r)),
+		),
+	);
 	if (outcome === "created") return { revision };
 	// Merged with the one made meanwhile: what is stored is not what was given.
 	const given = parseArchive(bytes.toString("utf8"), sessionId);
@@ -303,7 +327,8 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 				for (let attempt = 0; ; attempt++) {
 					// Bounded: each retry means another writer made the file meanwhile, which cannot
 					// happen more than once or twice under the lock (a link in the way is refused below).
-					if (attempt >= MAX_MERGE_ATTEMPTS) throw new ArchiveError(`archive ${sessionId}: made and replaced by others ${attempt} times while merging; not written`);
+					if (attempt >= MAX_MERGE_ATTEMPTS)
+						throw new ArchiveError(`archive ${sessionId}: made and replaced by others ${attempt} times while merging; not written`);
 					const stored = await readStoredForMerge(file, sessionId);
 					const merged = stored ? mergeArchives(stored, archive) : archive;
 					if (!stored) {

@@ -80,9 +80,22 @@ export function upcastArchive(value: unknown, options: UpcastOptions = {}): Upca
 		const session = isObject(value.session) ? value.session : {};
 		const facts =
 			typeof version === "number" && typeof session.sessionId === "string" && (options.expectedId === undefined || session.sessionId === options.expectedId)
-				? { version, session: { sessionId: session.sessionId, version: 3, startedAt: typeof session.startedAt === "string" ? session.startedAt : new Date(0).toISOString(), ...(typeof session.name === "string" ? { name: session.name } : {}) } }
+				? {
+						version,
+						session: {
+							sessionId: session.sessionId,
+							version: 3,
+							startedAt: typeof session.startedAt === "string" ? session.startedAt : new Date(0).toISOString(),
+							...(typeof session.name === "string" ? { name: session.name } : {}),
+						},
+					}
 				: undefined;
-		throw new ArchiveError(`archive ${label} has version ${String(version)}; this pbot reads up to ${ARCHIVE_VERSION} (update pbot-history to read it)`, "version", undefined, facts);
+		throw new ArchiveError(
+			`archive ${label} has version ${String(version)}; this pbot reads up to ${ARCHIVE_VERSION} (update pbot-history to read it)`,
+			"version",
+			undefined,
+			facts,
+		);
 	}
 
 	const rawSession = isObject(value.session) ? value.session : {};
@@ -115,7 +128,9 @@ export function upcastArchive(value: unknown, options: UpcastOptions = {}): Upca
 	const nodes = options.lenient ? usableNodes(rawNodes, sessionId) : rawNodes;
 	const summaries = options.lenient ? usableSummaries(rawSummaries, sessionId, nodes) : rawSummaries;
 	// Branches may only name nodes that were kept.
-	const branches = options.lenient ? rawBranches.filter((b) => isObject(b) && typeof b.leafId === "string" && Array.isArray(b.nodeIds) && b.nodeIds.every((id) => id in nodes)) : rawBranches;
+	const branches = options.lenient
+		? rawBranches.filter((b) => isObject(b) && typeof b.leafId === "string" && Array.isArray(b.nodeIds) && b.nodeIds.every((id) => id in nodes))
+		: rawBranches;
 	if (!options.lenient) {
 		// A workspace archive is checked whole on every load: one with a wrong shape would fail
 		// every query that touches it, so it is refused here (and quarantined by the caller).
@@ -171,7 +186,8 @@ function usableSummaries(summaries: Record<string, unknown>, sessionId: string, 
 	const candidates: SummaryRecord[] = [];
 	for (const [id, s] of Object.entries(summaries)) {
 		if (!isObject(s) || (s.id !== undefined && s.id !== id)) continue;
-		if (typeof s.level !== "number" || !Array.isArray(s.childIds) || !isObject(s.range) || typeof s.startedAt !== "string" || typeof s.endedAt !== "string") continue;
+		if (typeof s.level !== "number" || !Array.isArray(s.childIds) || !isObject(s.range) || typeof s.startedAt !== "string" || typeof s.endedAt !== "string")
+			continue;
 		const ready = s.status === "ready" && typeof s.text === "string";
 		candidates.push({ ...(s as unknown as SummaryRecord), id, sessionId, status: ready ? "ready" : "pending" });
 	}
@@ -205,8 +221,16 @@ function usableRejections(value: unknown, legacyFields: string[]): SessionArchiv
  * What is wrong with a current archive's shape, or `undefined`: every field the queries, the
  * projection and the summary worker read, with the type they read it as.
  */
-function shapeProblem(session: Record<string, unknown>, nodes: unknown, summaries: unknown, branches: unknown, rejections: unknown, sessionId: string): string | undefined {
-	for (const key of ["name", "parentSessionId", "startedAt"] as const) if (session[key] !== undefined && typeof session[key] !== "string") return `session.${key} is not text`;
+function shapeProblem(
+	session: Record<string, unknown>,
+	nodes: unknown,
+	summaries: unknown,
+	branches: unknown,
+	rejections: unknown,
+	sessionId: string,
+): string | undefined {
+	for (const key of ["name", "parentSessionId", "startedAt"] as const)
+		if (session[key] !== undefined && typeof session[key] !== "string") return `session.${key} is not text`;
 	if (!isObject(nodes)) return "nodes is not an object";
 	for (const [id, n] of Object.entries(nodes)) {
 		const where = `node ${JSON.stringify(id.slice(0, 40))}`;
@@ -214,26 +238,37 @@ function shapeProblem(session: Record<string, unknown>, nodes: unknown, summarie
 		if (n.id !== id || n.kind !== "qa" || n.sessionId !== sessionId) return `${where} does not name itself, its kind and its session`;
 		if (!Array.isArray(n.parts) || n.parts.length === 0) return `${where}: parts is not a list`;
 		for (const p of n.parts) {
-			if (!isObject(p) || (p.kind !== "input" && p.kind !== "reply") || typeof p.text !== "string" || typeof p.entryId !== "string" || typeof p.at !== "string") return `${where}: a part is not an input or a reply with text`;
+			if (!isObject(p) || (p.kind !== "input" && p.kind !== "reply") || typeof p.text !== "string" || typeof p.entryId !== "string" || typeof p.at !== "string")
+				return `${where}: a part is not an input or a reply with text`;
 		}
-		if (!isTextList(n.entryIds) || typeof n.startedAt !== "string" || typeof n.endedAt !== "string" || typeof n.completed !== "boolean") return `${where}: entryIds, times or completed are not of their type`;
+		if (!isTextList(n.entryIds) || typeof n.startedAt !== "string" || typeof n.endedAt !== "string" || typeof n.completed !== "boolean")
+			return `${where}: entryIds, times or completed are not of their type`;
 		if (n.labels !== undefined && !isTextList(n.labels)) return `${where}: labels is not a list of text`;
 	}
 	if (!isObject(summaries)) return "summaries is not an object";
 	for (const [id, s] of Object.entries(summaries)) {
 		const where = `summary ${JSON.stringify(id.slice(0, 40))}`;
 		if (!isObject(s)) return `${where} is not an object`;
-		if (s.id !== id || s.sessionId !== sessionId || !Number.isInteger(s.level) || (s.level as number) < 1) return `${where} does not name itself, its session and its level`;
-		if (!isTextList(s.childIds) || !isObject(s.range) || typeof s.range.firstEntryId !== "string" || typeof s.range.lastEntryId !== "string") return `${where}: childIds or range is not of its type`;
+		if (s.id !== id || s.sessionId !== sessionId || !Number.isInteger(s.level) || (s.level as number) < 1)
+			return `${where} does not name itself, its session and its level`;
+		if (!isTextList(s.childIds) || !isObject(s.range) || typeof s.range.firstEntryId !== "string" || typeof s.range.lastEntryId !== "string")
+			return `${where}: childIds or range is not of its type`;
 		if (typeof s.startedAt !== "string" || typeof s.endedAt !== "string") return `${where}: times are not text`;
-		if ((s.status !== "pending" && s.status !== "ready") || (s.status === "ready" && typeof s.text !== "string") || (s.text !== undefined && typeof s.text !== "string")) return `${where}: status and text do not agree`;
+		if (
+			(s.status !== "pending" && s.status !== "ready") ||
+			(s.status === "ready" && typeof s.text !== "string") ||
+			(s.text !== undefined && typeof s.text !== "string")
+		)
+			return `${where}: status and text do not agree`;
 		if (s.stale !== undefined && typeof s.stale !== "boolean") return `${where}: stale is not true or false`;
 	}
 	if (!Array.isArray(branches)) return "branches is not a list";
-	for (const b of branches) if (!isObject(b) || typeof b.leafId !== "string" || !isTextList(b.nodeIds)) return "a branch is not a leaf id with a list of node ids";
+	for (const b of branches)
+		if (!isObject(b) || typeof b.leafId !== "string" || !isTextList(b.nodeIds)) return "a branch is not a leaf id with a list of node ids";
 	if (rejections !== undefined) {
 		if (!isObject(rejections) || typeof rejections.count !== "number" || !Array.isArray(rejections.lines)) return "rejections is not a count with lines";
-		for (const l of rejections.lines) if (!isObject(l) || typeof l.line !== "number" || typeof l.reason !== "string") return "a rejected line has no line number or reason";
+		for (const l of rejections.lines)
+			if (!isObject(l) || typeof l.line !== "number" || typeof l.reason !== "string") return "a rejected line has no line number or reason";
 	}
 	return undefined;
 }

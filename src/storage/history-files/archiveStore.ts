@@ -1,7 +1,17 @@
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
-import { archiveRevisions, cachedArchiveRevisions, listArchiveIds, readArchiveCleaning, readArchiveWithRevision, sweepLeftovers, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import {
+	archiveRevisions,
+	cachedArchiveRevisions,
+	listArchiveIds,
+	readArchiveCleaning,
+	readArchiveWithRevision,
+	sweepLeftovers,
+	syncHistoryFolder,
+	writeArchive,
+	type WriteArchiveOptions,
+} from "./archiveFiles.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.

@@ -37,7 +37,12 @@ export function workspaceCheckpointStore(workspace: string): CheckpointStore {
 			if (checkpoints.size === 0) return;
 			const merged = new Map(await readCheckpoints(file));
 			for (const [key, value] of checkpoints) merged.set(key, value);
-			const body: CheckpointFile = { format: FORMAT, version: VERSION, extraction: EXTRACTION_VERSION, files: Object.fromEntries([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+			const body: CheckpointFile = {
+				format: FORMAT,
+				version: VERSION,
+				extraction: EXTRACTION_VERSION,
+				files: Object.fromEntries([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+			};
 			makePbotFolder(dirname(file));
 			await writeFileAtomic(file, `${JSON.stringify(body)}\n`);
 		},
@@ -68,10 +73,24 @@ async function readCheckpoints(file: string): Promise<Map<string, SourceCheckpoi
 	if (text === undefined) return new Map();
 	try {
 		const value = JSON.parse(text) as Partial<CheckpointFile>;
-		if (value.format !== FORMAT || value.version !== VERSION || value.extraction !== EXTRACTION_VERSION || typeof value.files !== "object" || value.files === null) return new Map();
+		if (
+			value.format !== FORMAT ||
+			value.version !== VERSION ||
+			value.extraction !== EXTRACTION_VERSION ||
+			typeof value.files !== "object" ||
+			value.files === null
+		)
+			return new Map();
 		const out = new Map<string, SourceCheckpoint>();
 		for (const [key, c] of Object.entries(value.files)) {
-			if (isCheckpoint(c)) out.set(key, { size: c.size, mtimeMs: c.mtimeMs, headHash: c.headHash, sessionId: c.sessionId, ...(typeof c.stamp === "string" ? { stamp: c.stamp } : {}) });
+			if (isCheckpoint(c))
+				out.set(key, {
+					size: c.size,
+					mtimeMs: c.mtimeMs,
+					headHash: c.headHash,
+					sessionId: c.sessionId,
+					...(typeof c.stamp === "string" ? { stamp: c.stamp } : {}),
+				});
 		}
 		return out;
 	} catch {

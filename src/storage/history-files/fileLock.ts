@@ -153,7 +153,15 @@ function parseInfo(text: string): { info?: LockInfo } {
 	try {
 		const v = JSON.parse(text) as Partial<LockInfo>;
 		if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.token === "string") {
-			return { info: { pid: v.pid, ...(typeof v.thread === "number" ? { thread: v.thread } : {}), host: v.host, at: typeof v.at === "string" ? v.at : "", token: v.token } };
+			return {
+				info: {
+					pid: v.pid,
+					...(typeof v.thread === "number" ? { thread: v.thread } : {}),
+					host: v.host,
+					at: typeof v.at === "string" ? v.at : "",
+					token: v.token,
+				},
+			};
 		}
 	} catch {
 		// empty or half-written: judged by age

@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { archivePath, createArchiveHoldingLock, historyDir } from "./archiveFiles.ts";
-import { upcastArchive } from "./archiveShape.ts";
+import { upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { isInside, makePbotFolder } from "./paths.ts";
 import { isTemporaryFile } from "./writeJsonAtomic.ts";
@@ -58,7 +58,7 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 	let otherWorkspaces = 0;
 
 	for (const { file, name, inWorkspaceFolder } of await oldRecordFiles(oldHistoryDir(options.agentDir), workspace)) {
-		let result;
+		let result: UpcastResult;
 		try {
 			result = upcastArchive(JSON.parse(await readFile(file, "utf8")), { lenient: true });
 		} catch (err) {
@@ -134,4 +134,3 @@ function isRecordName(name: string): boolean {
 function encodedFolderName(workspace: string): string {
 	return `--${workspace.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
-

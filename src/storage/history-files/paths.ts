@@ -44,11 +44,13 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	for (const folder of dir === pbotDir ? [pbotDir] : [pbotDir, dir]) {
 		const s = lstatSync(folder, { throwIfNoEntry: false });
 		if (!s) return;
-		if (s.isSymbolicLink()) throw new UnsafePbotFolderError(`${folder} is a symbolic link: pbot keeps history only in a real folder inside the workspace (remove the link)`);
+		if (s.isSymbolicLink())
+			throw new UnsafePbotFolderError(`${folder} is a symbolic link: pbot keeps history only in a real folder inside the workspace (remove the link)`);
 		if (!s.isDirectory()) throw new UnsafePbotFolderError(`${folder} is not a folder (remove it)`);
 	}
 	const real = realpathSync(pbotDir);
-	if (!isInside(real, realpathSync(workspace))) throw new UnsafePbotFolderError(`${pbotDir} resolves to ${real}, outside the workspace: pbot neither reads nor writes there`);
+	if (!isInside(real, realpathSync(workspace)))
+		throw new UnsafePbotFolderError(`${pbotDir} resolves to ${real}, outside the workspace: pbot neither reads nor writes there`);
 }
 
 /**

@@ -82,7 +82,6 @@ export function workspaceTextStore(workspace: string): TextStore {
 	};
 }
 
-
 /** Writes `bytes` to a temporary file beside `file` and renames it over `file` (no sync: see above). */
 function replaceFileSync(file: string, bytes: Uint8Array): void {
 	const temp = temporaryName(file);

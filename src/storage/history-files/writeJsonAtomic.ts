@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
-import { link, open, rename, rm, unlink } from "node:fs/promises";
+import { type FileHandle, link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -164,7 +164,7 @@ function startFolderSync(dir: string): Promise<void> {
 
 /** Some file systems refuse to open a folder; that is not an error. */
 async function fsyncFolder(dir: string): Promise<void> {
-	let handle;
+	let handle: FileHandle | undefined;
 	try {
 		handle = await open(dir, "r");
 		await handle.sync();

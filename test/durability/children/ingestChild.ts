@@ -10,7 +10,11 @@ import { workspaceArchiveStore, workspaceTextStore } from "../../../src/storage/
 import { announcingStore } from "./announcingStore.ts";
 
 const [workspace, sessions] = process.argv.slice(2) as [string, string];
-const service = new HistoryService({ store: announcingStore(workspaceArchiveStore(workspace)), text: workspaceTextStore(workspace), discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }) });
+const service = new HistoryService({
+	store: announcingStore(workspaceArchiveStore(workspace)),
+	text: workspaceTextStore(workspace),
+	discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }),
+});
 await service.load();
 // The ingest pipeline is imported on the first file read (lazily, for queries): loaded here, so the
 // parent's kill moments fall in the ingest's work, not in module loading.

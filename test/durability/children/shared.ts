@@ -16,7 +16,10 @@ let registrations = 0;
 export function fauxSummaryModel(tag: string): SummaryModel {
 	const faux = registerFauxProvider({ api: `faux-${tag}-${process.pid}-${registrations++}`, provider: "faux", models: [{ id: "faux-1" }] });
 	const answer = (context: Context) => {
-		const digest = createHash("sha256").update(JSON.stringify(context.messages.map((m) => m.content))).digest("hex").slice(0, 16);
+		const digest = createHash("sha256")
+			.update(JSON.stringify(context.messages.map((m) => m.content)))
+			.digest("hex")
+			.slice(0, 16);
 		return fauxAssistantMessage(`Summary ${digest}${tag === "clean" ? "" : ` by ${tag}`}.`);
 	};
 	faux.setResponses(Array.from({ length: 100_000 }, () => answer));

@@ -134,9 +134,16 @@ export const MUTATIONS: readonly Mutation[] = [
 			const i = 1 + int(random, lines.length - 1);
 			const previous = parse(lines[i - 1] as Uint8Array);
 			const size = 1_000_000 + int(random, 1_000_000);
-			const huge = random() < 0.5
-				? encode({ type: "message", id: "huge0001", parentId: previous?.id ?? null, timestamp: "2026-03-01T10:00:00.000Z", message: { role: "user", content: [{ type: "text", text: "x".repeat(size) }] } })
-				: encoder.encode(`{"type":"message","garbage":"${"y".repeat(size)}`);
+			const huge =
+				random() < 0.5
+					? encode({
+							type: "message",
+							id: "huge0001",
+							parentId: previous?.id ?? null,
+							timestamp: "2026-03-01T10:00:00.000Z",
+							message: { role: "user", content: [{ type: "text", text: "x".repeat(size) }] },
+						})
+					: encoder.encode(`{"type":"message","garbage":"${"y".repeat(size)}`);
 			lines.splice(i, 0, huge);
 			return joinLines(lines);
 		},
@@ -220,7 +227,11 @@ export const MUTATIONS: readonly Mutation[] = [
 			const deep = "[".repeat(depth) + "]".repeat(depth);
 			const previous = parse(lines[lines.length - 1] as Uint8Array);
 			lines.splice(1 + int(random, lines.length - 1), 0, encoder.encode(`{"type":"custom","id":"deep0001","parentId":null,"data":${deep}}`));
-			lines.splice(1 + int(random, lines.length - 1), 0, encoder.encode(`{"type":"message","id":"deep0002","parentId":${JSON.stringify(previous?.id ?? null)},"message":{"role":"user","content":${deep}}}`));
+			lines.splice(
+				1 + int(random, lines.length - 1),
+				0,
+				encoder.encode(`{"type":"message","id":"deep0002","parentId":${JSON.stringify(previous?.id ?? null)},"message":{"role":"user","content":${deep}}}`),
+			);
 			lines.splice(1 + int(random, lines.length - 1), 0, encoder.encode(deep.slice(0, depth + 10)));
 			return joinLines(lines);
 		},
@@ -229,7 +240,22 @@ export const MUTATIONS: readonly Mutation[] = [
 		name: "junk lines",
 		apply: (bytes, random) => {
 			const lines = splitBytes(bytes);
-			const junk = ["not json", "[1,2,3]", '"a string"', "42", "null", "{}", '{"type":""}', '{"type":7}', "{", '{"type":"message"}', '{"type":"session","version":3}', "\t \r", "", "\u0000\u0001"];
+			const junk = [
+				"not json",
+				"[1,2,3]",
+				'"a string"',
+				"42",
+				"null",
+				"{}",
+				'{"type":""}',
+				'{"type":7}',
+				"{",
+				'{"type":"message"}',
+				'{"type":"session","version":3}',
+				"\t \r",
+				"",
+				"\u0000\u0001",
+			];
 			for (let k = 0; k < 1 + int(random, 6); k++) lines.splice(1 + int(random, lines.length), 0, encoder.encode(pick(random, junk)));
 			return joinLines(lines);
 		},

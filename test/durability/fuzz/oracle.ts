@@ -110,7 +110,13 @@ export function expectFrom(bytes: Uint8Array, untouched: (text: string) => boole
 function partOf(id: string, message: Record<string, unknown>): string | undefined {
 	const content = message.content;
 	const blocks = Array.isArray(content) ? content.filter(isObject) : [];
-	const text = typeof content === "string" ? content : blocks.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text).join("\n\n");
+	const text =
+		typeof content === "string"
+			? content
+			: blocks
+					.filter((b) => b.type === "text" && typeof b.text === "string")
+					.map((b) => b.text)
+					.join("\n\n");
 	if (message.role === "user") return `input|${id}|${text}`;
 	if (message.role !== "assistant") return undefined;
 	if (blocks.some((b) => b.type === "toolCall") || message.stopReason === "toolUse") return undefined;

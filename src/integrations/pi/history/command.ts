@@ -48,7 +48,10 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 async function pickSession(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult): Promise<void> {
 	if (!ctx.hasUI) return print(sessionsText(result));
 	if (result.total === 0) return say(ctx, "pbot history: no sessions archived for this workspace yet.", "info");
-	const options = result.sessions.map((s, i) => `${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`);
+	const options = result.sessions.map(
+		(s, i) =>
+			`${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
+	);
 	const choice = await ctx.ui.select(`pbot history — ${result.total} session(s), newest first`, options);
 	const index = choice === undefined ? -1 : options.indexOf(choice);
 	const picked = result.sessions[index];
@@ -65,10 +68,15 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 		for (const hit of group.hits) {
 			hits.push(hit);
 			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
-			options.push(`${String(hits.length).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`);
+			options.push(
+				`${String(hits.length).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`,
+			);
 		}
 	}
-	const choice = await ctx.ui.select(`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`, options);
+	const choice = await ctx.ui.select(
+		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`,
+		options,
+	);
 	const picked = choice === undefined ? undefined : hits[options.indexOf(choice)];
 	if (picked) await view(ctx, service, picked.id);
 }
@@ -96,7 +104,11 @@ async function viewWithDialogs(ctx: ExtensionCommandContext, service: HistorySer
 		const node = trail[trail.length - 1] as ReadResult;
 		await ctx.ui.editor(`pbot history — ${refKind(node)} (read-only: edits are discarded)`, printable(readText(node)));
 		const links = [...node.parents.map((r) => ({ r, dir: "↑" })), ...node.children.map((r) => ({ r, dir: "↓" }))];
-		const options = [...links.map(({ r, dir }, i) => `${i + 1}. ${dir} ${refKind(r)} ${span(r.startedAt, r.endedAt)} ${printable(r.preview)}`), ...(trail.length > 1 ? ["← back"] : []), "close"];
+		const options = [
+			...links.map(({ r, dir }, i) => `${i + 1}. ${dir} ${refKind(r)} ${span(r.startedAt, r.endedAt)} ${printable(r.preview)}`),
+			...(trail.length > 1 ? ["← back"] : []),
+			"close",
+		];
 		const choice = await ctx.ui.select("Open a parent or child", options);
 		if (choice === undefined || choice === "close") return;
 		if (choice === "← back") {

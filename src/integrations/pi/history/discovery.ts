@@ -34,7 +34,6 @@ export function nativeSessionDir(cwd: string, agentDir: string): string {
 	return join(agentDir, "sessions", safe);
 }
 
-
 /**
  * What discovery learnt of files before, in this process: each file's source (a plain object over
  * its path) and its header, kept while the file is the same file (inode) and has not shrunk. Pi

@@ -26,11 +26,19 @@ export function piSummaryModel(model: Model<Api>, auth: ModelAuth): SummaryModel
 				const reply = await complete(
 					model,
 					{ systemPrompt: request.system, messages: [{ role: "user", content: [{ type: "text", text: request.user }], timestamp: Date.now() }] },
-					{ ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}), signal, maxTokens: maxOutputTokens },
+					{
+						...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}),
+						...(auth.headers ? { headers: auth.headers } : {}),
+						signal,
+						maxTokens: maxOutputTokens,
+					},
 				);
 				if (reply.stopReason === "aborted" || signal.aborted) return { kind: "aborted" };
 				if (reply.stopReason === "error") return { kind: "error", error: reply.errorMessage ?? "the model returned an error" };
-				const text = reply.content.map((block) => (block.type === "text" ? block.text : "")).join("").trim();
+				const text = reply.content
+					.map((block) => (block.type === "text" ? block.text : ""))
+					.join("")
+					.trim();
 				if (text === "") return { kind: "error", error: "the model returned no text" };
 				return { kind: "ok", text, usage: { input: reply.usage.input, output: reply.usage.output, totalTokens: reply.usage.totalTokens } };
 			} catch (err) {

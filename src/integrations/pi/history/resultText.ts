@@ -11,7 +11,9 @@ export function sessionsText(result: SessionListResult): string {
 	const lines = [`Sessions ${result.offset + 1}–${result.offset + result.sessions.length} of ${result.total} (newest first):`];
 	for (const s of result.sessions) {
 		const extra = [s.incomplete ? `${s.incomplete} incomplete` : "", s.summariesReady ? `${s.summariesReady} summaries` : ""].filter(Boolean).join(", ");
-		lines.push(`- id=${s.rootId} "${s.title}" ${span(s.firstAt, s.lastAt)} · ${s.qa} Q&A${s.branches > 1 ? ` · ${s.branches} branches` : ""}${extra ? ` · ${extra}` : ""}`);
+		lines.push(
+			`- id=${s.rootId} "${s.title}" ${span(s.firstAt, s.lastAt)} · ${s.qa} Q&A${s.branches > 1 ? ` · ${s.branches} branches` : ""}${extra ? ` · ${extra}` : ""}`,
+		);
 	}
 	lines.push(more(result.nextOffset, "offset"));
 	return lines.filter(Boolean).join("\n");
@@ -26,7 +28,9 @@ export function hitsText(result: SearchResult): string {
 		lines.push(group.level === 0 ? "Q&A originals:" : `Level-${group.level} summaries (clues: read the covered Q&A before relying on them):`);
 		for (const hit of group.hits) {
 			const flags = [hit.completed ? "" : "incomplete", hit.verified === false ? "not in the originals" : "", hit.stale ? "stale" : ""].filter(Boolean);
-			lines.push(`- id=${hit.id} [${hit.sessionTitle}] ${span(hit.startedAt, hit.endedAt)}${flags.length ? ` (${flags.join(", ")})` : ""}: ${hit.snippet.replace(/\s+/g, " ")}`);
+			lines.push(
+				`- id=${hit.id} [${hit.sessionTitle}] ${span(hit.startedAt, hit.endedAt)}${flags.length ? ` (${flags.join(", ")})` : ""}: ${hit.snippet.replace(/\s+/g, " ")}`,
+			);
 		}
 	}
 	lines.push(more(result.nextOffset, "offset"));
@@ -44,7 +48,12 @@ export function readText(result: ReadResult): string {
 	];
 	if (result.nextOffset !== null) lines.push("", `[body continues: read again with offset=${result.nextOffset} (${result.totalLength} characters in all)]`);
 	if (result.parents.length) lines.push("", "Parents:", ...result.parents.map(refLine));
-	if (result.children.length) lines.push("", `Children ${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}:`, ...result.children.map(refLine));
+	if (result.children.length)
+		lines.push(
+			"",
+			`Children ${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}:`,
+			...result.children.map(refLine),
+		);
 	if (result.nextChildrenOffset !== null) lines.push(`[more children: read again with childrenOffset=${result.nextChildrenOffset}]`);
 	return lines.join("\n");
 }

@@ -81,7 +81,12 @@ export class HistoryRuntime {
 	 * discovered session, one call at a time, with the model current in Pi. Does nothing when a pass
 	 * is already running. `setStatus` shows progress in Pi's footer (and is cleared at the end).
 	 */
-	summarize(facts: PiSessionFacts, model: Model<Api> | undefined, auth: ModelAuth | { readonly error: string }, setStatus: (text: string | undefined) => void): Promise<SummaryPassReport | undefined> {
+	summarize(
+		facts: PiSessionFacts,
+		model: Model<Api> | undefined,
+		auth: ModelAuth | { readonly error: string },
+		setStatus: (text: string | undefined) => void,
+	): Promise<SummaryPassReport | undefined> {
 		if (this.summarizing) return this.summarizing.done;
 		const status = (text: string | undefined) => {
 			try {
@@ -104,9 +109,14 @@ export class HistoryRuntime {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
 				await service.loadDue(); // the archives with summaries due, not the whole history
-				return await runSummaryPass({ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) }, piSummaryModel(model, auth), controller.signal, {
-					onProgress: (made, total) => status(`pbot: summaries ${made}/${total}`),
-				});
+				return await runSummaryPass(
+					{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },
+					piSummaryModel(model, auth),
+					controller.signal,
+					{
+						onProgress: (made, total) => status(`pbot: summaries ${made}/${total}`),
+					},
+				);
 			} catch (err) {
 				this.problems.push(`summaries: ${(err as Error).message}`);
 				return undefined;

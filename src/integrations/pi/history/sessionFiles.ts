@@ -159,7 +159,12 @@ export function sessionFileSource(path: string): SessionSource {
 export async function sourceState(path: string, sessionId = sessionIdFromFileName(path)): Promise<SourceState | undefined> {
 	// Synchronous, into one shared buffer: a refresh takes this for every file, and four thread-pool
 	// round trips per file (open, stat, read, close) cost a new process more than the reads.
-	return readFirstBytes(path, CHECKPOINT_HEAD, (head, info) => ({ key: stateKeyOf(path, sessionId), size: info.size, mtimeMs: info.mtimeMs, headHash: headHashOf(head) }));
+	return readFirstBytes(path, CHECKPOINT_HEAD, (head, info) => ({
+		key: stateKeyOf(path, sessionId),
+		size: info.size,
+		mtimeMs: info.mtimeMs,
+		headHash: headHashOf(head),
+	}));
 }
 
 /** Shared by the synchronous readers below (one read at a time: nothing awaits in between). */
@@ -233,4 +238,3 @@ export async function listSessionFiles(dir: string): Promise<string[]> {
 		.sort()
 		.map((n) => join(dir, n));
 }
-

@@ -1,4 +1,4 @@
-import { open, stat } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { Observable, Subject, type Subscription } from "rxjs";
@@ -49,7 +49,7 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 		};
 
 		const readNew = async () => {
-			let handle;
+			let handle: FileHandle | undefined;
 			try {
 				const info = await stat(path, { bigint: true }).catch(() => undefined);
 				if (!info || closed) return;
@@ -59,8 +59,7 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				await handle.read(head, 0, head.length, 0);
 				const known = identity;
 				const common = known ? Math.min(known.head.length, head.length) : 0;
-				const rewritten =
-					known !== undefined && (info.ino !== known.ino || size < offset || !head.subarray(0, common).equals(known.head.subarray(0, common)));
+				const rewritten = known !== undefined && (info.ino !== known.ino || size < offset || !head.subarray(0, common).equals(known.head.subarray(0, common)));
 				if (rewritten || !input) restart();
 				// Keep the longest head seen: a tiny file's head grows with it.
 				identity = { ino: info.ino, head: identity && identity.head.length > head.length ? identity.head : head };

@@ -8,16 +8,24 @@ import { printable } from "../../../services/history/query/printable.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 
 export const historyToolParameters = Type.Object({
-	action: StringEnum(["search", "read"] as const, { description: "search: find past Q&A and summaries by text (or list sessions without a query). read: open one node by id." }),
+	action: StringEnum(["search", "read"] as const, {
+		description: "search: find past Q&A and summaries by text (or list sessions without a query). read: open one node by id.",
+	}),
 	query: Type.Optional(
-		Type.String({ description: "search: case-insensitive contiguous text matched against every original Q&A and every summary. Omit to list sessions instead." }),
+		Type.String({
+			description: "search: case-insensitive contiguous text matched against every original Q&A and every summary. Omit to list sessions instead.",
+		}),
 	),
 	sessionId: Type.Optional(Type.String({ description: "search: only this session (an id from a previous result)." })),
 	from: Type.Optional(Type.String({ description: "search: ISO-8601 date or date-time; keep what overlaps [from, to]." })),
 	to: Type.Optional(Type.String({ description: "search: ISO-8601 date or date-time (a date means the whole day)." })),
 	id: Type.Optional(Type.String({ description: "read: a node id from search or read (session, summary or Q&A)." })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: "search: hits to skip (use nextOffset). read: body offset in UTF-16 units (use nextOffset)." })),
-	limit: Type.Optional(Type.Integer({ minimum: 0, description: "search: hits per page (default 20, at most 50). read: body characters (default 12000, at most 24000)." })),
+	offset: Type.Optional(
+		Type.Integer({ minimum: 0, description: "search: hits to skip (use nextOffset). read: body offset in UTF-16 units (use nextOffset)." }),
+	),
+	limit: Type.Optional(
+		Type.Integer({ minimum: 0, description: "search: hits per page (default 20, at most 50). read: body characters (default 12000, at most 24000)." }),
+	),
 	childrenOffset: Type.Optional(Type.Integer({ minimum: 0, description: "read: children to skip, 20 per page (use nextChildrenOffset)." })),
 });
 
@@ -81,13 +89,16 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 			return withWarnings(text, result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 		},
 		renderCall(args, theme) {
-			const what = args.action === "read" ? `read ${printable(String(args.id ?? "?"))}` : args.query ? `search "${printable(String(args.query))}"` : "list sessions";
+			const what =
+				args.action === "read" ? `read ${printable(String(args.id ?? "?"))}` : args.query ? `search "${printable(String(args.query))}"` : "list sessions";
 			return new Text(`${theme.fg("toolTitle", theme.bold("pbot_history"))} ${theme.fg("muted", what)}`, 0, 0);
 		},
 		renderResult(result, { expanded }, theme) {
 			const details = result.details as HistoryToolDetails | undefined;
 			const summary = details ? oneLineSummary(details) : "no result";
-			const warned = details?.warnings?.length ? ` ${theme.fg("warning", `(${details.warnings.length} warning${details.warnings.length === 1 ? "" : "s"})`)}` : "";
+			const warned = details?.warnings?.length
+				? ` ${theme.fg("warning", `(${details.warnings.length} warning${details.warnings.length === 1 ? "" : "s"})`)}`
+				: "";
 			if (!expanded) return new Text(`${theme.fg("success", summary)}${warned} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
 			const text = printable(result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
 			return new Text(`${theme.fg("success", summary)}${warned}\n${text}`, 0, 0);

@@ -122,7 +122,11 @@ export class HistoryViewer implements Component {
 		const t = this.options.theme;
 		const p = this.page;
 		const n = p.first;
-		const flags = [!n.ready ? t.fg("warning", "summary pending") : "", !n.completed ? t.fg("warning", "incomplete") : "", n.stale ? t.fg("warning", "stale") : ""].filter(Boolean);
+		const flags = [
+			!n.ready ? t.fg("warning", "summary pending") : "",
+			!n.completed ? t.fg("warning", "incomplete") : "",
+			n.stale ? t.fg("warning", "stale") : "",
+		].filter(Boolean);
 		const kind = n.kind === "qa" ? "Q&A" : n.kind === "summary" ? `Summary L${n.level}` : "Session";
 		const header = `${t.bold(kind)} ${t.fg("muted", `· ${printable(n.sessionTitle)} · ${span(n.startedAt, n.endedAt)}`)}${flags.length ? ` ${flags.join(" ")}` : ""}`;
 		const lines = this.bodyLines();
@@ -130,7 +134,14 @@ export class HistoryViewer implements Component {
 		const visible = lines.slice(p.scroll, p.scroll + rows);
 		while (visible.length < rows) visible.push("");
 		const position = `${Math.min(lines.length, p.scroll + 1)}–${Math.min(lines.length, p.scroll + rows)} of ${lines.length}${p.nextOffset !== null ? "+" : ""} lines${this.loading ? " · loading…" : ""}`;
-		const out = [header, t.fg("borderMuted", "─".repeat(this.width)), ...visible, t.fg("dim", position), ...this.linkLines(), t.fg("dim", this.message ?? FOOTER)];
+		const out = [
+			header,
+			t.fg("borderMuted", "─".repeat(this.width)),
+			...visible,
+			t.fg("dim", position),
+			...this.linkLines(),
+			t.fg("dim", this.message ?? FOOTER),
+		];
 		return out.map((line) => truncateToWidth(line, this.width));
 	}
 
@@ -213,7 +224,15 @@ export class HistoryViewer implements Component {
 }
 
 function pageOf(first: ReadResult): Page {
-	return { first, body: first.body, nextOffset: first.nextOffset, children: [...first.children], nextChildrenOffset: first.nextChildrenOffset, scroll: 0, selected: 0 };
+	return {
+		first,
+		body: first.body,
+		nextOffset: first.nextOffset,
+		children: [...first.children],
+		nextChildrenOffset: first.nextChildrenOffset,
+		scroll: 0,
+		selected: 0,
+	};
 }
 
 export function refKind(ref: { kind: string; level: number | null }): string {

@@ -83,7 +83,8 @@ export function buildEntryTree(options: BuildEntryTreeOptions = {}): OperatorFun
 								break;
 							case "rejected":
 								rejectedCount++;
-								if (rejections.length < MAX_REJECTIONS) rejections.push({ line: item.line, reason: item.reason, ...(item.bytes !== undefined ? { bytes: item.bytes } : {}) });
+								if (rejections.length < MAX_REJECTIONS)
+									rejections.push({ line: item.line, reason: item.reason, ...(item.bytes !== undefined ? { bytes: item.bytes } : {}) });
 								break;
 							case "held":
 								held = { line: item.line, bytes: item.bytes };
@@ -159,7 +160,17 @@ function timeOf(timestamp: string | undefined, ms: number | undefined): string |
  * below 24.
  */
 export function isNormalIsoTime(s: string): boolean {
-	if (s.length !== 24 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return false;
+	if (
+		s.length !== 24 ||
+		s.charCodeAt(4) !== 45 ||
+		s.charCodeAt(7) !== 45 ||
+		s.charCodeAt(10) !== 84 ||
+		s.charCodeAt(13) !== 58 ||
+		s.charCodeAt(16) !== 58 ||
+		s.charCodeAt(19) !== 46 ||
+		s.charCodeAt(23) !== 90
+	)
+		return false;
 	const year = digits(s, 0, 4);
 	const month = digits(s, 5, 2);
 	const day = digits(s, 8, 2);
@@ -167,7 +178,8 @@ export function isNormalIsoTime(s: string): boolean {
 	const minute = digits(s, 14, 2);
 	const second = digits(s, 17, 2);
 	const millis = digits(s, 20, 3);
-	if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0) return false;
+	if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0)
+		return false;
 	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 	const daysInMonth = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 	return day <= daysInMonth;

@@ -195,7 +195,14 @@ function assignIds(sessionId: string, drafts: Draft[]): void {
 	for (const list of byKey.values()) {
 		list.sort((a, b) => a.lastIndex - b.lastIndex);
 		for (const d of list) {
-			d.id = d === list[0] ? qaId(sessionId, d.key) : qaId(sessionId, d.key, d.members.map((m) => m.entryId));
+			d.id =
+				d === list[0]
+					? qaId(sessionId, d.key)
+					: qaId(
+							sessionId,
+							d.key,
+							d.members.map((m) => m.entryId),
+						);
 		}
 	}
 }

@@ -290,7 +290,13 @@ function validateMessage(b: Uint8Array, start: number, limit: number, withConten
 					} else if (parent === C_BLOCK) {
 						if (key === K_TYPE) {
 							if (hasEscape(b, from + 1, i - 1)) return -1;
-							blockType = equalBytes(b, from + 1, i - 1, TYPE_TEXT) ? 1 : equalBytes(b, from + 1, i - 1, TYPE_IMAGE) ? 2 : equalBytes(b, from + 1, i - 1, TYPE_TOOLCALL) ? 3 : 0;
+							blockType = equalBytes(b, from + 1, i - 1, TYPE_TEXT)
+								? 1
+								: equalBytes(b, from + 1, i - 1, TYPE_IMAGE)
+									? 2
+									: equalBytes(b, from + 1, i - 1, TYPE_TOOLCALL)
+										? 3
+										: 0;
 						} else if (key === K_TEXT) {
 							blockTextStart = from;
 							blockTextEnd = i;
@@ -480,7 +486,17 @@ function scanString(b: Uint8Array, at: number, limit: number): number {
 				const sx = x ^ 0x5c5c5c5c;
 				const qy = y ^ 0x22222222;
 				const sy = y ^ 0x5c5c5c5c;
-				if (((((qx - 0x01010101) & ~qx) | ((sx - 0x01010101) & ~sx) | ((x - 0x20202020) & ~x) | ((qy - 0x01010101) & ~qy) | ((sy - 0x01010101) & ~sy) | ((y - 0x20202020) & ~y)) & 0x80808080) !== 0) break;
+				if (
+					((((qx - 0x01010101) & ~qx) |
+						((sx - 0x01010101) & ~sx) |
+						((x - 0x20202020) & ~x) |
+						((qy - 0x01010101) & ~qy) |
+						((sy - 0x01010101) & ~sy) |
+						((y - 0x20202020) & ~y)) &
+						0x80808080) !==
+					0
+				)
+					break;
 				w += 2;
 			}
 			while (w < last) {

@@ -80,13 +80,4 @@ export interface LineRejected {
 	readonly rejection: LineRejection;
 }
 
-export type HistoryEvent =
-	| SessionSeen
-	| QaObserved
-	| SummaryPlanned
-	| BranchesObserved
-	| SummaryReady
-	| SummaryFailed
-	| SummaryMarkedStale
-	| LineRejected;
-
+export type HistoryEvent = SessionSeen | QaObserved | SummaryPlanned | BranchesObserved | SummaryReady | SummaryFailed | SummaryMarkedStale | LineRejected;

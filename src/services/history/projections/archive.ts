@@ -209,7 +209,8 @@ export function archiveEvents(archive: SessionArchive): HistoryEvent[] {
 			if (stale) events.push({ type: "SummaryMarkedStale", sessionId, id: s.id });
 		}
 		if (failure) {
-			for (let attempt = 0; attempt < failure.attempts; attempt++) events.push({ type: "SummaryFailed", sessionId, id: s.id, error: failure.error, at: failure.at });
+			for (let attempt = 0; attempt < failure.attempts; attempt++)
+				events.push({ type: "SummaryFailed", sessionId, id: s.id, error: failure.error, at: failure.at });
 		}
 	}
 	events.push({ type: "BranchesObserved", sessionId, branches: archive.branches });

@@ -30,7 +30,7 @@ export function mergeArchives(stored: SessionArchive, mine: SessionArchive): Ses
 	const nodes: Record<string, QaNode> = {};
 	for (const [id, node] of Object.entries(mine.nodes)) {
 		const other = stored.nodes[id];
-		nodes[id] = other && other.completed && !node.completed ? other : node;
+		nodes[id] = other?.completed && !node.completed ? other : node;
 	}
 	for (const [id, node] of Object.entries(stored.nodes)) if (!(id in nodes)) nodes[id] = node;
 
@@ -76,7 +76,10 @@ function mergeRejections(stored: SessionArchive["rejections"], mine: SessionArch
 	const seen = new Set(lines.map((l) => l.line));
 	for (const l of stored.lines) {
 		if (lines.length >= MAX_STORED_REJECTIONS) break;
-		if (!seen.has(l.line)) (seen.add(l.line), lines.push(l));
+		if (!seen.has(l.line)) {
+			seen.add(l.line);
+			lines.push(l);
+		}
 	}
 	const count = Math.max(stored.count, mine.count, lines.length);
 	return lines.length === mine.lines.length && count === mine.count ? mine : { count, lines };

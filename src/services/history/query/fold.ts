@@ -53,14 +53,17 @@ export function foldText(text: string): FoldedText {
  * symbols, CJK compatibility ideographs…), and astral characters. A conservative filter in front
  * of `normalize` (which costs as much as `toLowerCase`): a text with none of them is already NFC.
  */
-const MAY_COMPOSE = /[\u0300-\u036f\u0374\u037e\u0387\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0711\u0730-\u074a\u07eb-\u07f3\u0816-\u082d\u0859-\u085b\u08d3-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fc6\u1000-\u11ff\u135d-\u135f\u1712-\u1734\u1752-\u17d3\u1a17-\u1a7f\u1ab0-\u1b7f\u1dc0-\u1fff\u2000\u2001\u20d0-\u20ff\u2126\u212a\u212b\u2329\u232a\u2adc\u302a-\u302f\u3099\u309a\ua66f-\ua67d\uac00-\ud7a3\ud800-\udfff\uf900-\ufaff\ufb1d-\ufb4e\ufe20-\ufe2f]/;
+const MAY_COMPOSE =
+	// biome-ignore lint/suspicious/noMisleadingCharacterClass: a class of single code units on purpose (marks listed as ranges, not joined to a base)
+	/[\u0300-\u036f\u0374\u037e\u0387\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0711\u0730-\u074a\u07eb-\u07f3\u0816-\u082d\u0859-\u085b\u08d3-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fc6\u1000-\u11ff\u135d-\u135f\u1712-\u1734\u1752-\u17d3\u1a17-\u1a7f\u1ab0-\u1b7f\u1dc0-\u1fff\u2000\u2001\u20d0-\u20ff\u2126\u212a\u212b\u2329\u232a\u2adc\u302a-\u302f\u3099\u309a\ua66f-\ua67d\uac00-\ud7a3\ud800-\udfff\uf900-\ufaff\ufb1d-\ufb4e\ufe20-\ufe2f]/;
 
 /**
  * What canonical composition works on: a base character and the marks after it, a run of jamo,
  * a Hangul syllable and a trailing jamo, or a singleton. Composed alone, each gives what composing
  * the whole text gives (composition does not reach across a base character).
  */
-const COMPOSING = /\P{M}?\p{M}+|[\u1100-\u1112][\u1161-\u1175][\u11a8-\u11c2]?|[\uac00-\ud7a3][\u11a8-\u11c2]|[\u0340\u0341\u0343\u0344\u0374\u037e\u0387\u1f71\u1f73\u1f75\u1f77\u1f79\u1f7b\u1f7d\u1fbb\u1fbe\u1fc9\u1fcb\u1fd3\u1fdb\u1fe3\u1feb\u1fee\u1fef\u1ff9\u1ffb\u1ffd\u2000\u2001\u2126\u212a\u212b\u2329\u232a\uf900-\ufaff]|[\u{2f800}-\u{2fa1d}]/gu;
+const COMPOSING =
+	/\P{M}?\p{M}+|[\u1100-\u1112][\u1161-\u1175][\u11a8-\u11c2]?|[\uac00-\ud7a3][\u11a8-\u11c2]|[\u0340\u0341\u0343\u0344\u0374\u037e\u0387\u1f71\u1f73\u1f75\u1f77\u1f79\u1f7b\u1f7d\u1fbb\u1fbe\u1fc9\u1fcb\u1fd3\u1fdb\u1fe3\u1feb\u1fee\u1fef\u1ff9\u1ffb\u1ffd\u2000\u2001\u2126\u212a\u212b\u2329\u232a\uf900-\ufaff]|[\u{2f800}-\u{2fa1d}]/gu;
 
 /**
  * A text that NFC changes: the stretches between composing clusters are folded as usual
@@ -77,7 +80,9 @@ function foldComposing(text: string): FoldedText {
 		if (to <= from) return;
 		const part = foldCase(text.slice(from, to));
 		const x = part.expansions;
-		if (x) for (let i = 0; i < x.length; i += 4) expansions.push((x[i] as number) + foldedLength, (x[i + 1] as number) + foldedLength, (x[i + 2] as number) + from, (x[i + 3] as number) + from);
+		if (x)
+			for (let i = 0; i < x.length; i += 4)
+				expansions.push((x[i] as number) + foldedLength, (x[i + 1] as number) + foldedLength, (x[i + 2] as number) + from, (x[i + 3] as number) + from);
 		pieces.push(part.folded);
 		foldedLength += part.folded.length;
 	};

@@ -35,7 +35,7 @@ function isAbsent(value: unknown): value is undefined | null | "" {
 
 /** A value quoted for a message, never longer than a line. */
 export function quote(value: unknown): string {
-	const text = typeof value === "string" ? JSON.stringify(value) : typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value);
+	const text = typeof value === "string" ? JSON.stringify(value) : typeof value === "number" ? String(value) : (JSON.stringify(value) ?? String(value));
 	return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
 
@@ -58,11 +58,7 @@ export function parseNonNegativeInteger(name: string, value: unknown): number | 
 }
 
 /** `offset` and `limit`: the limit defaults to `defaultLimit` and is clamped to `maxLimit`. */
-export function parsePage(
-	offset: unknown,
-	limit: unknown,
-	options: { readonly defaultLimit: number; readonly maxLimit: number },
-): PageRequest {
+export function parsePage(offset: unknown, limit: unknown, options: { readonly defaultLimit: number; readonly maxLimit: number }): PageRequest {
 	const o = parseNonNegativeInteger("offset", offset) ?? 0;
 	const asked = parseNonNegativeInteger("limit", limit) ?? options.defaultLimit;
 	return { offset: o, limit: Math.min(asked, options.maxLimit), clamped: asked > options.maxLimit };

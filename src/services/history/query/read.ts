@@ -76,7 +76,16 @@ function nodeFacts(view: QueryView, node: ViewNode, archive: SessionArchive): No
 	switch (node.kind) {
 		case "qa": {
 			const qa = node.qa;
-			return { body: qaBody(qa), level: 0, startedAt: qa.startedAt, endedAt: qa.endedAt, ready: true, completed: qa.completed, entryIds: [...qa.entryIds], extra: {} };
+			return {
+				body: qaBody(qa),
+				level: 0,
+				startedAt: qa.startedAt,
+				endedAt: qa.endedAt,
+				ready: true,
+				completed: qa.completed,
+				entryIds: [...qa.entryIds],
+				extra: {},
+			};
 		}
 		case "summary": {
 			const s = node.summary;
@@ -93,7 +102,16 @@ function nodeFacts(view: QueryView, node: ViewNode, archive: SessionArchive): No
 		}
 		case "session": {
 			const info = sessionInfo(archive);
-			return { body: sessionBody(view, archive), level: null, startedAt: info.firstAt, endedAt: info.lastAt, ready: true, completed: info.incomplete === 0, entryIds: [], extra: {} };
+			return {
+				body: sessionBody(view, archive),
+				level: null,
+				startedAt: info.firstAt,
+				endedAt: info.lastAt,
+				ready: true,
+				completed: info.incomplete === 0,
+				entryIds: [],
+				extra: {},
+			};
 		}
 	}
 }

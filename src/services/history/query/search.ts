@@ -72,7 +72,12 @@ export function searchHistory(view: QueryView, params: SearchParams = {}, index:
 	if (parsed.query === "") return listSessions(view, params);
 	const { needle, sessionId, window, page } = parsed;
 	const { items, info } = pageOf(topForPage(findMatches(view, needle, sessionId, window, index), page.offset + page.limit, byRank), page);
-	return { kind: "hits", query: parsed.query, groups: groupHits(items.map((f) => ({ level: f.level, hit: hitOf(view, f.doc, f.archive, needle, index, f.at) }))), ...info };
+	return {
+		kind: "hits",
+		query: parsed.query,
+		groups: groupHits(items.map((f) => ({ level: f.level, hit: hitOf(view, f.doc, f.archive, needle, index, f.at) }))),
+		...info,
+	};
 }
 
 /** Hits of a page in rank order, grouped by level (paging runs over the groups concatenated). */
@@ -120,7 +125,14 @@ const byRank = (a: Found, b: Found) => a.level - b.level || b.endMs - a.endMs ||
  * first match (`at`, the folded offset, when known), the session's title, and for a summary
  * whether the Q&A it covers say it too (`verified`). `view` needs to hold the document's session.
  */
-export function hitOf(view: QueryView, doc: SearchDocument, archive: SessionArchive, needle: string, index: SearchIndex = defaultSearchIndex, at = -1): SearchHit {
+export function hitOf(
+	view: QueryView,
+	doc: SearchDocument,
+	archive: SessionArchive,
+	needle: string,
+	index: SearchIndex = defaultSearchIndex,
+	at = -1,
+): SearchHit {
 	const first = at >= 0 ? at : index.indexOf(doc, needle);
 	const range = index.originalRange(doc, first, needle.length);
 	const snippet = snippetAround(index.textOf(doc), range.start, range.end);

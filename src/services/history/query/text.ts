@@ -48,7 +48,8 @@ const SIMPLE = /^[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u3000-\u3
 // but regional indicators U+1F1E6–1F1FF, which pair, and skin tones U+1F3FB–1F3FF, which extend):
 // with no joiner, variation selector or mark in the window, each is one grapheme, so code points
 // are counted instead of units.
-const SIMPLE_OR_EMOJI = /^(?:[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u2100-\u27bf\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff9d]|\ud835[\udc00-\udfff]|\ud83c[\udc00-\udde5\ude00-\udffa]|[\ud83d\ud83e][\udc00-\udfff])*$/;
+const SIMPLE_OR_EMOJI =
+	/^(?:[\t\n\x20-\x7e\u00a0-\u02ff\u2010-\u2027\u2030-\u205e\u2100-\u27bf\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff9d]|\ud835[\udc00-\udfff]|\ud83c[\udc00-\udde5\ude00-\udffa]|[\ud83d\ud83e][\udc00-\udfff])*$/;
 
 function graphemesBefore(text: string, at: number, count: number): { text: string; cut: boolean } {
 	const window = count * 4;

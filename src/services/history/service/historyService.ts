@@ -72,7 +72,6 @@ const STAT_CONCURRENCY = 32;
 /** Archives kept parsed for the hits shown and for `read` (navigation moves within a few sessions). */
 const ARCHIVE_CACHE_SIZE = 8;
 
-
 /**
  * The one service behind the CLI, the slash command and the tool: it ingests the workspace's
  * sessions into archives and keeps the query view. It does no I/O of its own; the store and the
@@ -326,7 +325,9 @@ export class HistoryService {
 			// states come from their reads (`SessionSource.read`), one open per file instead of two.
 			const ahead = todo.filter((t) => t.source.stateKey === undefined || (skipUnchanged && checkpoints.has(t.source.stateKey)));
 			const states = await mapLimit(ahead, STAT_CONCURRENCY, (t) => t.source.state?.().catch(() => undefined));
-			ahead.forEach((t, i) => (t.state = states[i]));
+			ahead.forEach((t, i) => {
+				t.state = states[i];
+			});
 			if (skipUnchanged) {
 				todo = todo.filter((t) => {
 					const checkpoint = t.state ? checkpoints.get(t.state.key) : undefined;
@@ -357,40 +358,46 @@ export class HistoryService {
 		};
 		let next = todo[0] ? startReplay(todo[0]) : undefined;
 		try {
-		for (let k = 0; k < todo.length; k++) {
-			const { source, fingerprint } = todo[k] as (typeof todo)[number];
-			const replayed = await (next as NonNullable<typeof next>);
-			next = k + 1 < todo.length ? startReplay(todo[k + 1] as (typeof todo)[number]) : undefined;
-			try {
-				if (replayed.error !== undefined) throw replayed.error;
-				const state = replayed.state;
-				const events = replayed.events as HistoryEvent[];
-				const ingested = await this.applyReplay(source, events, warnings);
-				if (ingested.report) reports.push(ingested.report);
-				const done = () => {
-					if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
-					// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
-					// reading one would load the pipeline at every query); the others say something worth
-					// repeating (a hostile id).
-					if (state && (ingested.sessionId !== "" || state.size === 0)) {
-						fresh.set(state.key, { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId: ingested.sessionId, ...(fingerprint !== undefined ? { stamp: fingerprint } : {}) });
+			for (let k = 0; k < todo.length; k++) {
+				const { source, fingerprint } = todo[k] as (typeof todo)[number];
+				const replayed = await (next as NonNullable<typeof next>);
+				next = k + 1 < todo.length ? startReplay(todo[k + 1] as (typeof todo)[number]) : undefined;
+				try {
+					if (replayed.error !== undefined) throw replayed.error;
+					const state = replayed.state;
+					const events = replayed.events as HistoryEvent[];
+					const ingested = await this.applyReplay(source, events, warnings);
+					if (ingested.report) reports.push(ingested.report);
+					const done = () => {
+						if (fingerprint !== undefined) this.fingerprints.set(source.key, fingerprint);
+						// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
+						// reading one would load the pipeline at every query); the others say something worth
+						// repeating (a hostile id).
+						if (state && (ingested.sessionId !== "" || state.size === 0)) {
+							fresh.set(state.key, {
+								size: state.size,
+								mtimeMs: state.mtimeMs,
+								headHash: state.headHash,
+								sessionId: ingested.sessionId,
+								...(fingerprint !== undefined ? { stamp: fingerprint } : {}),
+							});
+						}
+					};
+					if (!ingested.write) done();
+					else {
+						const write: Promise<void> = ingested.write
+							.then(done, (err: Error) => {
+								warnings.push(`${source.key}: ${err.message}`);
+								failed.add(ingested.sessionId);
+							})
+							.finally(() => writes.delete(write));
+						writes.add(write);
+						if (writes.size >= MAX_PENDING_WRITES) await Promise.race(writes);
 					}
-				};
-				if (!ingested.write) done();
-				else {
-					const write: Promise<void> = ingested.write
-						.then(done, (err: Error) => {
-							warnings.push(`${source.key}: ${err.message}`);
-							failed.add(ingested.sessionId);
-						})
-						.finally(() => writes.delete(write));
-					writes.add(write);
-					if (writes.size >= MAX_PENDING_WRITES) await Promise.race(writes);
+				} catch (err) {
+					warnings.push(`${source.key}: ${(err as Error).message}`);
 				}
-			} catch (err) {
-				warnings.push(`${source.key}: ${(err as Error).message}`);
 			}
-		}
 		} finally {
 			this.addApartSessions();
 		}
@@ -463,12 +470,22 @@ export class HistoryService {
 	private async applyEventsNow(events: readonly HistoryEvent[]): Promise<Promise<void>[]> {
 		const sessionIds = new Set<string>();
 		for (const e of events) {
-			const id = e.type === "SessionSeen" ? e.session.sessionId : e.type === "QaObserved" ? e.node.sessionId : e.type === "SummaryPlanned" ? e.plan.sessionId : e.sessionId;
+			const id =
+				e.type === "SessionSeen"
+					? e.session.sessionId
+					: e.type === "QaObserved"
+						? e.node.sessionId
+						: e.type === "SummaryPlanned"
+							? e.plan.sessionId
+							: e.sessionId;
 			if (id !== undefined && isValidId(id)) sessionIds.add(id);
 		}
 		await this.hold(sessionIds);
 		const before = this.state;
-		this.state = applyArchiveEvents(this.state, events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined));
+		this.state = applyArchiveEvents(
+			this.state,
+			events.filter((e) => e.type !== "LineRejected" || e.sessionId !== undefined),
+		);
 		const writes: Promise<void>[] = [];
 		for (const id of sessionIds) {
 			const after = this.state.sessions[id];
@@ -577,7 +594,11 @@ export class HistoryService {
 	 * awaited: the caller decides how many to keep in flight. The state is updated before the
 	 * write, as a live update's is.
 	 */
-	private async applyReplay(source: SessionSource, events: readonly HistoryEvent[], warnings: string[]): Promise<{ report?: SessionIngestReport; sessionId: string; write?: Promise<void> }> {
+	private async applyReplay(
+		source: SessionSource,
+		events: readonly HistoryEvent[],
+		warnings: string[],
+	): Promise<{ report?: SessionIngestReport; sessionId: string; write?: Promise<void> }> {
 		const seen = events.find((e) => e.type === "SessionSeen");
 		if (!seen) {
 			if (events.length > 0) warnings.push(`${source.key}: no session header and no session id in the file name; ${events.length} line(s) rejected`);
@@ -596,7 +617,9 @@ export class HistoryService {
 			// (adding each at once copies the whole session record every time: quadratic over a
 			// cold ingest of a thousand files); until then it is dropped once written.
 			const before = this.apart.get(sessionId) ?? (await this.readStored(sessionId, warnings));
-			const after = (before ? applyArchiveEvents({ sessions: { [sessionId]: before } }, events) : projectNewArchive(events)).sessions[sessionId] as SessionArchive;
+			const after = (before ? applyArchiveEvents({ sessions: { [sessionId]: before } }, events) : projectNewArchive(events)).sessions[
+				sessionId
+			] as SessionArchive;
 			const written = after !== before;
 			if (written || this.apart.has(sessionId) || this.loaded) this.apart.set(sessionId, after);
 			if (this.loaded && this.apart.size >= NEW_SESSIONS_BATCH) this.addApartSessions();
@@ -678,37 +701,41 @@ export class HistoryService {
 		const { needle, sessionId, window, page } = parsed;
 		const collector = new ScanCollector(needle, { ...(sessionId !== undefined ? { sessionId } : {}), window });
 		// The shown hits are read in the scan's turn: no projection update lands in between.
-		return this.projection.scan((text, head) => collector.add(text, head), sessionId, async () => {
-			const checked = needsTextCheck(needle);
-			if (checked) {
-				// Byte matches of such a needle are candidates: kept when the original text confirms them.
-				const confirmed = new Set<ScanHit>();
-				for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
-				collector.retain((hit) => confirmed.has(hit));
-			}
-			const { ranked, total } = collector.finish(page.offset + page.limit);
-			const shown: { level: number; hit: SearchHit }[] = [];
-			for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
-				const original = await this.originalOf(h.head, h.row);
-				const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
-				// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.
-				if (original === undefined || metaBytes === undefined) continue;
-				let meta: DocMeta;
-				try {
-					meta = parseDocMeta(metaBytes);
-				} catch {
-					continue;
+		return this.projection.scan(
+			(text, head) => collector.add(text, head),
+			sessionId,
+			async () => {
+				const checked = needsTextCheck(needle);
+				if (checked) {
+					// Byte matches of such a needle are candidates: kept when the original text confirms them.
+					const confirmed = new Set<ScanHit>();
+					for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
+					collector.retain((hit) => confirmed.has(hit));
 				}
-				let verified = h.verified;
-				if (checked && h.level > 0) {
-					verified = false;
-					for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+				const { ranked, total } = collector.finish(page.offset + page.limit);
+				const shown: { level: number; hit: SearchHit }[] = [];
+				for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
+					const original = await this.originalOf(h.head, h.row);
+					const metaBytes = await this.projection.slice(h.head, h.head.metaRange(h.row));
+					// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.
+					if (original === undefined || metaBytes === undefined) continue;
+					let meta: DocMeta;
+					try {
+						meta = parseDocMeta(metaBytes);
+					} catch {
+						continue;
+					}
+					let verified = h.verified;
+					if (checked && h.level > 0) {
+						verified = false;
+						for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+					}
+					const hit = shownHit(h.head, h.row, original, meta, needle, verified);
+					if (hit) shown.push({ level: h.level, hit });
 				}
-				const hit = shownHit(h.head, h.row, original, meta, needle, verified);
-				if (hit) shown.push({ level: h.level, hit });
-			}
-			return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
-		});
+				return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
+			},
+		);
 	}
 
 	/** A row's original text, read from its projection file. */
@@ -736,7 +763,7 @@ export class HistoryService {
 
 	private async readNow(params: ReadParams): Promise<ReadResult> {
 		await this.refreshForQuery();
-		const id = parseNodeIdSyntax((params ?? {}).id);
+		const id = parseNodeIdSyntax(params?.id);
 		// First the sessions the heads file names: the node's archive is read (fresh) either way,
 		// so no catch-up of every other session is needed when one of them has it.
 		for (const candidate of await this.projection.nodeCandidates(id)) {

@@ -19,7 +19,7 @@ export function summaryInputUnits(archive: SessionArchive, summary: SummaryRecor
 			units.push({ id: childId, text: qaForModel(qa) });
 		} else {
 			const child = archive.summaries[childId];
-			if (!child || child.status !== "ready" || child.text === undefined) return undefined;
+			if (child?.status !== "ready" || child.text === undefined) return undefined;
 			units.push({ id: childId, text: `[${child.startedAt.slice(0, 16).replace("T", " ")} – ${child.endedAt.slice(0, 16).replace("T", " ")}]\n${child.text}` });
 		}
 	}

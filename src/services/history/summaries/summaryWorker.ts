@@ -43,7 +43,12 @@ const PROMPT_MARGIN_TOKENS = 600;
  * summary in flight. A failure is recorded on the summary, which stays pending; after
  * `maxAttemptsPerSummary` failures in this pass it is left for the next one.
  */
-export async function runSummaryPass(target: SummaryTarget, model: SummaryModel, signal: AbortSignal, options: SummaryPassOptions = {}): Promise<SummaryPassReport> {
+export async function runSummaryPass(
+	target: SummaryTarget,
+	model: SummaryModel,
+	signal: AbortSignal,
+	options: SummaryPassOptions = {},
+): Promise<SummaryPassReport> {
 	const maxAttempts = options.maxAttemptsPerSummary ?? 2;
 	const now = options.now ?? (() => new Date());
 	const total = dueCount(target.state());
@@ -130,7 +135,10 @@ async function makeSummary(state: ArchiveState, item: WorkItem, model: SummaryMo
 	// The merge input is short (a few summaries), but merge in rounds should it not fit.
 	let round = partials;
 	while (round.length > 1) {
-		const groups = segmentInput(round.map((text, i) => ({ id: String(i), text })), maxChars);
+		const groups = segmentInput(
+			round.map((text, i) => ({ id: String(i), text })),
+			maxChars,
+		);
 		const merged: string[] = [];
 		for (const group of groups) {
 			const reply = await call(MERGE_SEGMENTS_SYSTEM, group);

@@ -139,7 +139,11 @@ export class ScanCollector {
 			const key = keyOf(h);
 			if (key === undefined) return false;
 			const seen = new Set<string>([h.head.sessionId]);
-			for (let parent = this.parents.get(h.head.sessionId); parent !== undefined && !seen.has(parent) && this.sessions.has(parent); parent = this.parents.get(parent)) {
+			for (
+				let parent = this.parents.get(h.head.sessionId);
+				parent !== undefined && !seen.has(parent) && this.sessions.has(parent);
+				parent = this.parents.get(parent)
+			) {
 				seen.add(parent);
 				if (hitKeys.get(parent)?.has(key)) return true;
 			}

@@ -9,7 +9,14 @@ import type { DocMeta, SessionText } from "./sessionText.ts";
  * row, its meta and its session's header. The same hit the plain scan's `hitOf` makes from the
  * archive. `undefined` when the text no longer holds the needle (the file changed meanwhile).
  */
-export function shownHit(head: SessionText, row: number, original: string, meta: DocMeta, needle: string, verified: boolean | undefined): SearchHit | undefined {
+export function shownHit(
+	head: SessionText,
+	row: number,
+	original: string,
+	meta: DocMeta,
+	needle: string,
+	verified: boolean | undefined,
+): SearchHit | undefined {
 	const folded = foldText(original);
 	const at = folded.folded.indexOf(needle);
 	if (at < 0) return undefined;

@@ -242,10 +242,14 @@ export class TextProjection {
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		await Promise.all(writes);
 		await this.removeOrphans(live);
-		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision)) await this.saveHeads();
+		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision))
+			await this.saveHeads();
 		for (const head of this.heads.values()) {
 			const newer = head.header.session.newerVersion;
-			if (newer !== undefined) this.options.warn(`archive ${head.sessionId} was written by a newer pbot (archive version ${newer}): its session is listed, but its Q&A are not searched or read until pbot-history is updated`);
+			if (newer !== undefined)
+				this.options.warn(
+					`archive ${head.sessionId} was written by a newer pbot (archive version ${newer}): its session is listed, but its Q&A are not searched or read until pbot-history is updated`,
+				);
 		}
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
@@ -295,7 +299,8 @@ export class TextProjection {
 
 	/** The scan buffer, at least `length` bytes. */
 	private buffer(length: number): Buffer {
-		if (!this.scanBuffer || this.scanBuffer.length < length) this.scanBuffer = Buffer.allocUnsafe(Math.max(length, SCAN_BUFFER, (this.scanBuffer?.length ?? 0) * 2));
+		if (!this.scanBuffer || this.scanBuffer.length < length)
+			this.scanBuffer = Buffer.allocUnsafe(Math.max(length, SCAN_BUFFER, (this.scanBuffer?.length ?? 0) * 2));
 		return this.scanBuffer;
 	}
 
@@ -324,7 +329,10 @@ export class TextProjection {
 		}
 		if (!read) return undefined; // removed meanwhile
 		const body = projectSessionText(read.archive);
-		const bytes = finishSessionText(read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } }, read.revision);
+		const bytes = finishSessionText(
+			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
+			read.revision,
+		);
 		writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 		if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		return SessionText.parse(bytes, id, "whole");
@@ -405,5 +413,3 @@ export class TextProjection {
 		for (const id of orphans) if (!now.has(id)) await this.options.texts.remove(id).catch(() => undefined);
 	}
 }
-
-
