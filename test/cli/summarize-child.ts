@@ -5,7 +5,7 @@
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
 import { runCli } from "../../src/cli/main.ts";
 
-const faux = registerFauxProvider({ api: "faux-cli-api", provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: process.env.HOLD ? 1 : undefined });
+const faux = registerFauxProvider({ api: "faux-cli-api", provider: "faux", models: [{ id: "faux-1" }], ...(process.env.HOLD ? { tokensPerSecond: 1 } : {}) });
 faux.setResponses(
 	Array.from({ length: 100 }, (_, i) => () => {
 		process.stderr.write(`CALL ${i + 1}\n`);

@@ -42,7 +42,7 @@ export function normalizeEntries(): OperatorFunction<ParsedLine[], ParsedLine[]>
 						version ??= entry.id === undefined ? 1 : 3;
 						if (version < 2) {
 							const id = entry.id ?? `v1-${entry.line}`;
-							const upgraded: EntryLite = { ...entry, id, parentId: entry.id === undefined ? previousId : entry.parentId };
+							const upgraded: EntryLite = entry.id === undefined ? { ...entry, id, parentId: previousId } : { ...entry, id };
 							previousId = id;
 							out.push({ kind: "entry", entry: upgraded });
 							continue;
