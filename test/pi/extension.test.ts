@@ -104,6 +104,49 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		expect((again.details as { warnings?: string[] }).warnings?.join("\n") ?? "").toMatch(/is a FIFO/);
 	});
 
+	it("renders a failed call as its error, collapsed and expanded, and an invalid action as such (no 'undefined')", async () => {
+		const h = await pi();
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const theme = { fg: (color: string, text: string) => `[${color}]${text}`, bold: (text: string) => text } as never;
+		const failed = { content: [{ type: "text" as const, text: 'unknown node id "qa_nope"\nsearch first, then read an id it gives' }], details: {} };
+		for (const expanded of [false, true]) {
+			const shown = tool.renderResult!(failed as never, { expanded, isPartial: false }, theme, { isError: true } as never)
+				.render(200)
+				.join("\n");
+			expect(shown).toContain('[error]unknown node id "qa_nope"');
+			expect(shown).not.toMatch(/undefined|\[success\]/);
+			expect(shown.includes("search first")).toBe(expanded);
+		}
+		const call = tool.renderCall!({ action: "delete", query: "x" } as never, theme, {} as never)
+			.render(200)
+			.join("\n");
+		expect(call).toContain("delete (not an action: search or read)");
+		expect(call).not.toContain('search "x"');
+	});
+
+	it("leaves the question being answered out of the model's own search (and says so); the earlier Q&A is the hit", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("Keep the flamingo cache for a week.")]);
+		await h.session.prompt("Should we keep the flamingo cache?");
+		h.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("pbot_history", { action: "search", query: "flamingo" }, { id: "t-own" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("We decided to keep it for a week."),
+		]);
+		await h.session.prompt("When did we talk about the flamingo cache?");
+		const result = h.session.messages.find((m) => m.role === "toolResult" && m.toolName === "pbot_history") as unknown as {
+			details: { total: number; leftOut?: number; groups: { hits: { snippet: string }[] }[] };
+			content: { text: string }[];
+		};
+		expect(result.details.total).toBe(1);
+		expect(result.details.groups[0]?.hits[0]?.snippet).toContain("Should we keep the flamingo cache?");
+		expect(result.details.leftOut).toBe(1);
+		expect(result.content[0]?.text).toMatch(/Left out: the question in progress/);
+		// Once answered, a later search finds both.
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const later = await tool.execute("later", { action: "search", query: "flamingo" }, undefined, undefined, h.session.extensionRunner.createContext());
+		expect((later.details as { total: number }).total).toBe(2);
+	});
+
 	it("returns the service's clear error for bad tool parameters", async () => {
 		const h = await pi();
 		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
@@ -183,7 +226,11 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		h.faux.setResponses([fauxAssistantMessage("The release branch is cut on Mondays.")]);
 		await h.session.prompt("When is the release branch cut?");
 		const printed: string[] = [];
-		const spy = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void printed.push(args.join(" ")));
+		// On stdout itself: print mode's output can be redirected to a file.
+		const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: unknown) => {
+			printed.push(String(chunk).replace(/\n$/, ""));
+			return true;
+		});
 		try {
 			await h.session.prompt("/pbot history");
 			await h.session.prompt("/pbot history MONDAYS");

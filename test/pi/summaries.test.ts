@@ -59,6 +59,9 @@ describe("summaries inside Pi", () => {
 		await h.runtime.summariesSettled();
 		const statuses = shown.filter((s) => s.kind === "status:pbot").map((s) => s.text);
 		expect(statuses).toContain("pbot: summaries 1/1");
+		// 0/1 from the start of the pass, before the first (slow) call answers.
+		expect(statuses.indexOf("pbot: summaries 0/1")).toBeGreaterThanOrEqual(0);
+		expect(statuses.indexOf("pbot: summaries 0/1")).toBeLessThan(statuses.indexOf("pbot: summaries 1/1"));
 		expect(statuses.at(-1)).toBe("(cleared)");
 	});
 

@@ -36,7 +36,7 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 				// Let a background ingest finish first; the query below refreshes (once) itself.
 				await runtime.settled();
 				if (keyword === "") await pickSession(ctx, service, await service.sessions({ limit: PICKER_LIMIT }));
-				else await pickHit(ctx, service, await service.search({ query: keyword, limit: PICKER_LIMIT }));
+				else await pickHit(ctx, service, await service.search({ query: keyword, limit: PICKER_LIMIT }, { inProgressOf: facts.sessionId }));
 			} catch (err) {
 				say(ctx, `pbot history: ${(err as Error).message}`, "error");
 			}
@@ -125,7 +125,10 @@ function say(ctx: ExtensionCommandContext, message: string, level: "info" | "war
 	else print(message);
 }
 
-/** Print mode has no UI: results go to stdout, which Pi passes through (a terminal, often: shown, never obeyed). */
+/**
+ * Print mode has no UI: results go to stdout itself (`pi -p '/pbot history x' > file` captures them;
+ * Pi sends `console.log` to stderr there), shown, never obeyed (a terminal, often).
+ */
 function print(text: string): void {
-	console.log(printable(text));
+	process.stdout.write(`${printable(text)}\n`);
 }

@@ -66,7 +66,8 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 		],
 		parameters: historyToolParameters,
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-			const service = runtime.serviceFor(sessionFactsOf(ctx));
+			const facts = sessionFactsOf(ctx);
+			const service = runtime.serviceFor(facts);
 			if (params.action === "read") {
 				if (!params.id) throw new Error("id: required for action=read (a node id from search or read)");
 				const result = await service.read({
@@ -77,33 +78,56 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 				});
 				return withWarnings(readText(result), result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 			}
-			const result = await service.search({
-				...(params.query !== undefined ? { query: params.query } : {}),
-				...(params.sessionId !== undefined ? { sessionId: params.sessionId } : {}),
-				...(params.from !== undefined ? { from: params.from } : {}),
-				...(params.to !== undefined ? { to: params.to } : {}),
-				...(params.offset !== undefined ? { offset: params.offset } : {}),
-				...(params.limit !== undefined ? { limit: params.limit } : {}),
-			});
-			const text = result.kind === "hits" ? hitsText(result) : sessionsText(result);
+			const result = await service.search(
+				{
+					...(params.query !== undefined ? { query: params.query } : {}),
+					...(params.sessionId !== undefined ? { sessionId: params.sessionId } : {}),
+					...(params.from !== undefined ? { from: params.from } : {}),
+					...(params.to !== undefined ? { to: params.to } : {}),
+					...(params.offset !== undefined ? { offset: params.offset } : {}),
+					...(params.limit !== undefined ? { limit: params.limit } : {}),
+				},
+				// The question being answered now is not a hit for the search made to answer it.
+				{ inProgressOf: facts.sessionId },
+			);
+			const leftOut = result.kind === "hits" && result.leftOut ? `\n(Left out: the question in progress in this session, which this search is answering.)` : "";
+			const text = (result.kind === "hits" ? hitsText(result) : sessionsText(result)) + leftOut;
 			return withWarnings(text, result, [...service.takeWarnings(), ...runtime.takeProblems()]);
 		},
 		renderCall(args, theme) {
+			const action = args.action as string | undefined;
 			const what =
-				args.action === "read" ? `read ${printable(String(args.id ?? "?"))}` : args.query ? `search "${printable(String(args.query))}"` : "list sessions";
+				action === "read"
+					? `read ${printable(String(args.id ?? "?"))}`
+					: action !== "search"
+						? `${printable(String(action ?? "(no action)"))} (not an action: search or read)`
+						: args.query
+							? `search "${printable(String(args.query))}"`
+							: "list sessions";
 			return new Text(`${theme.fg("toolTitle", theme.bold("pbot_history"))} ${theme.fg("muted", what)}`, 0, 0);
 		},
-		renderResult(result, { expanded }, theme) {
+		renderResult(result, { expanded }, theme, context) {
 			const details = result.details as HistoryToolDetails | undefined;
-			const summary = details ? oneLineSummary(details) : "no result";
+			const message = printable(result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
+			// A failed call (bad parameters, an unknown node) has no details to summarise: its message, in red.
+			if (context?.isError || !isHistoryDetails(details)) {
+				const first = message.split("\n")[0] ?? "";
+				return new Text(theme.fg("error", expanded ? message : first), 0, 0);
+			}
+			const summary = oneLineSummary(details);
 			const warned = details?.warnings?.length
 				? ` ${theme.fg("warning", `(${details.warnings.length} warning${details.warnings.length === 1 ? "" : "s"})`)}`
 				: "";
 			if (!expanded) return new Text(`${theme.fg("success", summary)}${warned} ${theme.fg("dim", "(Ctrl+O to expand)")}`, 0, 0);
-			const text = printable(result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
-			return new Text(`${theme.fg("success", summary)}${warned}\n${text}`, 0, 0);
+			return new Text(`${theme.fg("success", summary)}${warned}\n${message}`, 0, 0);
 		},
 	});
+}
+
+/** Whether a tool result's details are a result of ours (a failed call's are not). */
+function isHistoryDetails(details: unknown): details is HistoryToolDetails {
+	const kind = (details as { kind?: unknown } | undefined)?.kind;
+	return kind === "hits" || kind === "sessions" || kind === "qa" || kind === "summary" || kind === "session";
 }
 
 /** What a collapsed tool result says in one line. */

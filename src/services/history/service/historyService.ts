@@ -46,6 +46,12 @@ export interface IngestReport {
 	readonly warnings: readonly string[];
 }
 
+/** How a search is run, beyond its parameters (not the tool's: the caller's own). */
+export interface SearchOptions {
+	/** Leave out this session's Q&A in progress (the question being answered now, inside Pi). */
+	readonly inProgressOf?: string;
+}
+
 export interface HistoryServiceOptions {
 	readonly store: ArchiveStore;
 	readonly discovery: SessionDiscovery;
@@ -682,13 +688,14 @@ export class HistoryService {
 	/**
 	 * The tool's `search` (fresh): a scan of the text projection, then each shown hit's meta and
 	 * original text (its snippet) from its projection file; no archive is read. Throws `QueryError`
-	 * for bad parameters.
+	 * for bad parameters. `inProgressOf`: leave out that session's Q&A in progress (see
+	 * `ScanFilter`); `leftOut` in the answer then says how many hits it was.
 	 */
-	async search(params: SearchParams = {}): Promise<SearchResult | SessionListResult> {
-		return this.repaired(() => this.searchNow(params));
+	async search(params: SearchParams = {}, options: SearchOptions = {}): Promise<(SearchResult & { readonly leftOut?: number }) | SessionListResult> {
+		return this.repaired(() => this.searchNow(params, options));
 	}
 
-	private async searchNow(params: SearchParams): Promise<SearchResult | SessionListResult> {
+	private async searchNow(params: SearchParams, options: SearchOptions): Promise<(SearchResult & { readonly leftOut?: number }) | SessionListResult> {
 		await this.refreshForQuery();
 		// A session filter names a session the projection must know: caught up first (cheap, heads only).
 		const filtering = params.sessionId !== undefined && params.sessionId !== null && params.sessionId !== "";
@@ -699,7 +706,11 @@ export class HistoryService {
 			return this.listSessions(params);
 		}
 		const { needle, sessionId, window, page } = parsed;
-		const collector = new ScanCollector(needle, { ...(sessionId !== undefined ? { sessionId } : {}), window });
+		const collector = new ScanCollector(needle, {
+			...(sessionId !== undefined ? { sessionId } : {}),
+			window,
+			...(options.inProgressOf !== undefined ? { inProgressOf: options.inProgressOf } : {}),
+		});
 		// The shown hits are read in the scan's turn: no projection update lands in between.
 		return this.projection.scan(
 			(text, head) => collector.add(text, head),
@@ -733,7 +744,8 @@ export class HistoryService {
 					const hit = shownHit(h.head, h.row, original, meta, needle, verified);
 					if (hit) shown.push({ level: h.level, hit });
 				}
-				return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page) };
+				const leftOut = collector.leftOut > 0 ? { leftOut: collector.leftOut } : {};
+				return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page), ...leftOut };
 			},
 		);
 	}

@@ -58,6 +58,8 @@ export async function runSummaryPass(
 	let failed = 0;
 	let calls = 0;
 	const countCall = () => void calls++;
+	// Said before the first call, which may take a while: the footer shows 0/N, not nothing.
+	if (total > 0) options.onProgress?.(0, total);
 
 	while (!signal.aborted) {
 		const next = pendingWork(target.state(), skip)[0];

@@ -28,6 +28,11 @@ export interface ScanHit {
 export interface ScanFilter {
 	readonly sessionId?: string;
 	readonly window: TimeWindow;
+	/**
+	 * A session whose Q&A in progress (its latest Q&A, when not completed) is left out: inside Pi,
+	 * the question being answered right now is not a hit for the search the model makes to answer it.
+	 */
+	readonly inProgressOf?: string;
 }
 
 const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.head.id(a.row), b.head.id(b.row));
@@ -45,6 +50,15 @@ export function needsTextCheck(needle: string): boolean {
 	return needle.includes("\ufffd") || LONE_SURROGATE.test(needle);
 }
 
+/** The row of a session's latest Q&A (by start) when it is not completed, else -1. */
+function latestOpenQa(text: SessionText): number {
+	let latest = -1;
+	for (let row = 0; row < text.docs; row++) {
+		if (text.level(row) === 0 && (latest < 0 || text.startMs(row) >= text.startMs(latest))) latest = row;
+	}
+	return latest >= 0 && !text.completed(latest) ? latest : -1;
+}
+
 /** Collects the hits of one search over sessions handed in one at a time. */
 export class ScanCollector {
 	/** The bytes scanned for: the needle, or with lone surrogates, its longest well-formed piece (none: every document). */
@@ -56,6 +70,8 @@ export class ScanCollector {
 	/** Each session's parent (from every session seen, filtered out or not): fork chains. */
 	private readonly parents = new Map<string, string>();
 	private readonly sessions = new Set<string>();
+	/** Hits left out as the Q&A in progress (`ScanFilter.inProgressOf`). */
+	leftOut = 0;
 
 	constructor(
 		needle: string,
@@ -88,8 +104,13 @@ export class ScanCollector {
 		const { window } = this.filter;
 		const matched = this.needle ? text.matching(this.needle) : undefined;
 		const docs = this.surrogates ? text.withSurrogates(matched) : (matched ?? []);
+		const inProgress = this.filter.inProgressOf === text.sessionId && docs.length > 0 ? latestOpenQa(text) : -1;
 		let matchedQa: Set<number> | undefined;
 		for (const doc of docs) {
+			if (doc === inProgress) {
+				this.leftOut++;
+				continue;
+			}
 			const endMs = text.endMs(doc);
 			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
 			const level = text.level(doc);
