@@ -54,8 +54,9 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		press("Enter");
 		await see("ANSWER: and the fern watering schedule");
 
-		// Picker of sessions, then the viewer on the session.
-		submit("/pbot history");
+		// Picker of sessions (one Enter runs the command: no completion popup takes it), then the viewer on the session.
+		type("/pbot history");
+		press("Enter");
 		await see("newest first");
 		press("Enter");
 		await see(/Session .*·/, "the viewer on the session");

@@ -260,6 +260,8 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		const command = h.session.extensionRunner.getCommand("pbot")!;
 		expect(await command.getArgumentCompletions!("hi")).toEqual([expect.objectContaining({ value: "history " })]);
 		expect(await command.getArgumentCompletions!("x")).toBeNull();
+		// Typed whole: no popup to take the Enter that runs it.
+		expect(await command.getArgumentCompletions!("history")).toBeNull();
 	});
 
 	it("stops following the session file on shutdown: no watcher is left", async () => {

@@ -19,7 +19,8 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 		description: "pbot history [keyword]: browse and search this workspace's past Pi sessions",
 		getArgumentCompletions: (prefix: string) => {
 			const word = prefix.trimStart();
-			if (word.includes(" ")) return null;
+			// Nothing to offer once "history" is typed: a popup would take the Enter that should run it.
+			if (word.includes(" ") || word === "history") return null;
 			return "history".startsWith(word) ? [{ value: "history ", label: "history", description: "browse sessions, or search with a keyword" }] : null;
 		},
 		handler: async (args, ctx) => {
