@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { HistoryPicker } from "../../src/integrations/pi/history/picker.ts";
 import type { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { recordingUi, startPi, type PiHarness } from "../helpers/pi.ts";
@@ -162,10 +163,13 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		h.faux.setResponses([fauxAssistantMessage("Rotate the keys every 90 days.")]);
 		await h.session.prompt("How often do we rotate keys?");
 		const command = h.session.prompt("/pbot history");
+		await waitFor(() => recorder.hasCustom(), "the picker to be shown");
+		const picker = (await recorder.openCustom()) as HistoryPicker;
+		const listed = picker.render(100).join("\n");
+		expect(listed).toMatch(/session\(s\), newest first/);
+		expect(listed).toContain("How often do we rotate keys?");
+		picker.handleInput("\r");
 		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
-		const select = recorder.shown.find((s) => s.kind === "select");
-		expect(select?.text).toMatch(/session\(s\), newest first/);
-		expect(select?.text).toContain("How often do we rotate keys?");
 		const component = (await recorder.openCustom()) as HistoryViewer;
 		expect(component.current.kind).toBe("session");
 		component.handleInput("\r"); // open the first child (a Q&A)
@@ -185,9 +189,12 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		h.faux.setResponses([fauxAssistantMessage("Because \u001b[31mred\u001b[0m pelicans.")]);
 		await h.session.prompt(hostile);
 		const command = h.session.prompt("/pbot history pelicans");
-		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
-		const select = recorder.shown.find((s) => s.kind === "select")?.text ?? "";
+		await waitFor(() => recorder.hasCustom(), "the picker to be shown");
+		const picker = (await recorder.openCustom()) as HistoryPicker;
+		const select = picker.render(200).join("\n");
 		expect(select).toContain("pelicans");
+		picker.handleInput("\r");
+		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
 		const component = (await recorder.openCustom()) as HistoryViewer;
 		const screen = component.render(100).join("\n");
 		for (const shown of [select, screen]) {
@@ -248,11 +255,15 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		const h = await pi({ uiContext: recorder.ui });
 		h.faux.setResponses([fauxAssistantMessage("The flaky test was the timezone one.")]);
 		await h.session.prompt("Which test was flaky?");
-		await h.session.prompt("/pbot history TIMEZONE");
-		const select = recorder.shown.find((s) => s.kind === "select");
-		expect(select?.text).toMatch(/1 hit\(s\) for "TIMEZONE"/);
-		expect(select?.text).toContain("[Q&A]");
-		expect(select?.text).toContain("timezone");
+		const command = h.session.prompt("/pbot history TIMEZONE");
+		await waitFor(() => recorder.hasCustom(), "the picker to be shown");
+		const picker = (await recorder.openCustom()) as HistoryPicker;
+		const select = picker.render(120).join("\n");
+		expect(select).toMatch(/1 hit\(s\) for "TIMEZONE"/);
+		expect(select).toContain("[Q&A]");
+		expect(select).toContain("timezone");
+		picker.handleInput("\x1b"); // Escape closes it
+		await command;
 	});
 
 	it("offers 'history' as the argument completion", async () => {

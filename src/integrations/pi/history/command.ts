@@ -1,11 +1,12 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
-import type { ReadResult, SearchHit, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
+import type { ReadResult, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span } from "./viewer.ts";
 import { printable } from "../../../services/history/query/printable.ts";
+import { HistoryPicker } from "./picker.ts";
 
 const USAGE = "Usage: /pbot history [keyword]";
 /** How many sessions or hits a picker offers. */
@@ -49,37 +50,44 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 async function pickSession(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult): Promise<void> {
 	if (!ctx.hasUI) return print(sessionsText(result));
 	if (result.total === 0) return say(ctx, "pbot history: no sessions archived for this workspace yet.", "info");
-	const options = result.sessions.map(
-		(s, i) =>
-			`${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
-	);
-	const choice = await ctx.ui.select(`pbot history — ${result.total} session(s), newest first`, options);
-	const index = choice === undefined ? -1 : options.indexOf(choice);
-	const picked = result.sessions[index];
-	if (picked) await view(ctx, service, picked.rootId);
+	const items = result.sessions.map((s, i) => ({
+		value: s.rootId,
+		label: `${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
+	}));
+	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first`, items);
+	if (picked) await view(ctx, service, picked);
 }
 
 async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult | SearchResult): Promise<void> {
 	if (result.kind === "sessions") return pickSession(ctx, service, result);
 	if (!ctx.hasUI) return print(hitsText(result));
-	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${result.query}". Try other words or a shorter phrase.`, "info");
-	const hits: SearchHit[] = [];
-	const options: string[] = [];
+	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${printable(result.query)}". Try other words or a shorter phrase.`, "info");
+	const items: { value: string; label: string }[] = [];
 	for (const group of result.groups) {
 		for (const hit of group.hits) {
-			hits.push(hit);
 			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
-			options.push(
-				`${String(hits.length).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`,
-			);
+			items.push({
+				value: hit.id,
+				label: `${String(items.length + 1).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`,
+			});
 		}
 	}
-	const choice = await ctx.ui.select(
-		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`,
-		options,
-	);
-	const picked = choice === undefined ? undefined : hits[options.indexOf(choice)];
-	if (picked) await view(ctx, service, picked.id);
+	const picked = await pick(ctx, `pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`, items);
+	if (picked) await view(ctx, service, picked);
+}
+
+/**
+ * A row chosen in a picker that fits the terminal (`HistoryPicker`); where custom components are
+ * not available (RPC), Pi's own select with the same rows. `undefined`: closed without a choice.
+ */
+async function pick(ctx: ExtensionCommandContext, title: string, items: readonly { value: string; label: string }[]): Promise<string | undefined> {
+	const chosen = await ctx.ui.custom<{ readonly value: string | undefined }>((tui, theme, _keybindings, done) => {
+		return new HistoryPicker(title, items, { rows: () => tui.terminal.rows, theme, done: (value) => done({ value }) });
+	});
+	if (chosen !== undefined) return chosen.value;
+	const labels = items.map((i) => i.label);
+	const choice = await ctx.ui.select(title, labels);
+	return choice === undefined ? undefined : items[labels.indexOf(choice)]?.value;
 }
 
 /** Opens the viewer; where `custom()` is not available (RPC), falls back to select + editor. */
