@@ -13,6 +13,8 @@ import { buildQueryView, type QueryView } from "../../src/services/history/proje
 import { sessionIdFromFileName } from "../../src/services/history/model/sessionFileName.ts";
 import type { QaNode } from "../../src/services/history/model/types.ts";
 import { QueryError } from "../../src/services/history/query/errors.ts";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { replayEvents } from "../helpers/entries.ts";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../../fixtures/sessions", import.meta.url));
@@ -104,6 +106,21 @@ export async function fixtureWorkspace(keys: readonly string[]): Promise<{ works
 	await mkdir(agentDir, { recursive: true });
 	for (const key of keys) await cp(join(FIXTURES_DIR, fixtureFile(key)), join(sessions, fixtureFile(key)));
 	return { workspace, sessions, agentDir };
+}
+
+/**
+ * A fixture workspace ingested through the workspace's own service, and `open()` for a new
+ * service on it each time (as a new process would be). `cleanups` gets the folder to remove.
+ */
+export async function ingestedFixtureWorkspace(
+	keys: readonly string[],
+	cleanups: string[],
+): Promise<{ workspace: string; sessions: string; agentDir: string; open: () => HistoryService }> {
+	const ws = await fixtureWorkspace(keys);
+	cleanups.push(ws.workspace);
+	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
+	await open().ingest();
+	return { ...ws, open };
 }
 
 /** No lone surrogate (String.prototype.isWellFormed is ES2024; the project's lib is ES2023). */

@@ -5,9 +5,8 @@
  */
 import { readdir, readFile, rename, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
-import { fixtureSessionId, fixtureWorkspace } from "../query/helpers.ts";
+import { fixtureSessionId, ingestedFixtureWorkspace } from "../query/helpers.ts";
 
 const cleanups: string[] = [];
 afterAll(async () => {
@@ -18,12 +17,10 @@ const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer"] a
 const [BAD, ...GOOD] = KEYS.map(fixtureSessionId) as [string, ...string[]];
 
 async function setup() {
-	const ws = await fixtureWorkspace(KEYS);
-	cleanups.push(ws.workspace);
-	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
-	await open().ingest();
+	const ws = await ingestedFixtureWorkspace(KEYS, cleanups);
+	const { open } = ws;
 	const answers = { search: await open().search({ query: "the", limit: 50 }), sessions: await open().sessions({ limit: 50 }) };
-	return { ...ws, open, answers };
+	return { ...ws, answers };
 }
 
 type Damage = (archive: Record<string, unknown>) => unknown;

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
-import { fixtureFile, fixtureSessionId, fixtureWorkspace } from "../query/helpers.ts";
+import { fixtureFile, fixtureSessionId, fixtureWorkspace, ingestedFixtureWorkspace } from "../query/helpers.ts";
 
 const cleanups: string[] = [];
 afterAll(async () => {
@@ -23,12 +23,8 @@ afterAll(async () => {
 
 const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer", "many-qa-72"] as const;
 
-async function setup() {
-	const ws = await fixtureWorkspace(KEYS);
-	cleanups.push(ws.workspace);
-	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
-	await open().ingest();
-	return { ...ws, open };
+function setup() {
+	return ingestedFixtureWorkspace(KEYS, cleanups);
 }
 
 /** A Q&A appended to a fixture's native file: the next refresh must write its archive. */

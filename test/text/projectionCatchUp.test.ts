@@ -14,7 +14,7 @@ import type { HistoryService } from "../../src/services/history/service/historyS
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
 import { historyDir, textDir, writeArchive } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
-import { fixtureIndex, fixtureWorkspace } from "../query/helpers.ts";
+import { fixtureIndex, ingestedFixtureWorkspace } from "../query/helpers.ts";
 
 const cleanups: string[] = [];
 afterAll(async () => {
@@ -24,12 +24,8 @@ afterAll(async () => {
 const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
 const PROBES: SearchParams[] = [{ query: "the", limit: 50 }, { query: "version" }, { query: "README", limit: 5, offset: 2 }, { query: "é" }, {}];
 
-async function setup() {
-	const ws = await fixtureWorkspace(KEYS);
-	cleanups.push(ws.workspace);
-	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
-	await open().ingest();
-	return { ...ws, open };
+function setup() {
+	return ingestedFixtureWorkspace(KEYS, cleanups);
 }
 
 /** What the archives on disk say, by a plain scan of them all. */
