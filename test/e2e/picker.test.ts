@@ -1,0 +1,70 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
+import { waitFor } from "../helpers/waitFor.ts";
+
+/**
+ * The picker in the real Pi TUI on a small terminal (80×24) with 60 sessions, written by Pi's own
+ * `SessionManager`: the title and the selected row stay on screen as the selection moves, and Enter
+ * opens the row shown as selected.
+ */
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const REPO = resolve(import.meta.dirname, "../..");
+const PI = join(REPO, "node_modules", ".bin", "pi");
+const SESSION = `pbot-e2e-picker-${process.pid}`;
+const COUNT = 60;
+
+const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
+const type = (text: string) => tmux("send-keys", "-t", SESSION, "-l", text);
+const press = (...keys: string[]) => tmux("send-keys", "-t", SESSION, ...keys);
+const see = (text: string | RegExp, what = String(text)) =>
+	waitFor(() => (typeof text === "string" ? screen().includes(text) : text.test(screen())), `"${what}" on screen:\n${screen()}`, 20_000, 100);
+
+describe.skipIf(!hasTmux)("the picker in the real Pi TUI at 80×24 with 60 sessions (tmux)", () => {
+	let root: string;
+	beforeAll(async () => {
+		root = await mkdtemp(join(tmpdir(), "pbot-tui-picker-"));
+		const ws = join(root, "workspace");
+		const agentDir = join(root, "agent");
+		await mkdir(ws, { recursive: true });
+		// Sixty sessions of this workspace, one Q&A each, in Pi's native folder for it.
+		for (let i = 1; i <= COUNT; i++) {
+			const sm = SessionManager.create(ws, nativeSessionDir(ws, agentDir));
+			sm.appendMessage({ role: "user", content: [{ type: "text", text: `Heron question number ${i}` }], timestamp: Date.now() });
+			sm.appendMessage(fauxAssistantMessage(`Heron answer ${i}`));
+		}
+		const env = `env PI_CODING_AGENT_DIR=${agentDir} PI_OFFLINE=1 PI_TELEMETRY=0`;
+		const command = `${env} ${PI} -ne -ns -np -nc --provider pbot-fake --model fake-1 -e ${join(REPO, "test/e2e/fake-provider.ts")} -e ${REPO}`;
+		tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", "-c", ws, command);
+		await see("fake-1", "the footer with the model");
+	});
+	afterAll(async () => {
+		spawnSync("tmux", ["kill-session", "-t", SESSION]);
+		if (root) await rm(root, { recursive: true, force: true });
+	});
+
+	it("keeps the title and the selected row on screen and opens the row shown as selected", async () => {
+		type("/pbot history");
+		await see("/pbot history", "the command typed");
+		press("Enter");
+		// The picker lists the newest 50 of the 60.
+		await see("1 of 50");
+		expect(screen()).toContain(`${COUNT} session(s), newest first`);
+		expect(screen()).toMatch(/→ +1\. Heron question number \d+/);
+		for (let i = 0; i < 30; i++) press("Down");
+		await see("31 of 50");
+		const shown = screen();
+		expect(shown).toContain("newest first");
+		// The selected row is on screen; Enter opens that session.
+		const selected = /→ +31\. Heron question number (\d+)/.exec(shown)?.[1];
+		expect(selected).toBeDefined();
+		press("Enter");
+		await see(new RegExp(`Session .*Heron question number ${selected}\\b`), `the viewer on session ${selected}`);
+	});
+});
