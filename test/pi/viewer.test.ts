@@ -128,6 +128,17 @@ describe("HistoryViewer", () => {
 		expect(screen(viewer)).toContain("could not read: disk on fire");
 		expect(viewer.depth).toBe(1);
 	});
+
+	it("is as tall as its content, keeps 'q close' on an 80-column key line, and closes on Ctrl+C", async () => {
+		const events = await fixtureEvents("abort-at-leaf");
+		const { viewer, closed } = await viewerOver(events, (ids) => ids.find((id) => id.startsWith("qa_")) as string, 50);
+		const lines = viewer.render(80);
+		// A short Q&A: far fewer lines than the 50-row terminal allows, none of them padding.
+		expect(lines.length).toBeLessThan(50 - 8);
+		expect(lines.at(-1)).toMatch(/^q close · Enter open · Backspace back/);
+		viewer.handleInput("\x03"); // Ctrl+C
+		expect(closed()).toBe(true);
+	});
 });
 
 function sessionOf(events: HistoryEvent[]): string {

@@ -54,7 +54,7 @@ async function pickSession(ctx: ExtensionCommandContext, service: HistoryService
 		value: s.rootId,
 		label: `${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
 	}));
-	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first`, items);
+	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first (times UTC)`, items);
 	if (picked) await view(ctx, service, picked);
 }
 
@@ -72,7 +72,11 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 			});
 		}
 	}
-	const picked = await pick(ctx, `pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level)`, items);
+	const picked = await pick(
+		ctx,
+		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level; times UTC)`,
+		items,
+	);
 	if (picked) await view(ctx, service, picked);
 }
 

@@ -38,7 +38,8 @@ interface Page {
 	selected: number;
 }
 
-const FOOTER = "↑↓ PgUp PgDn Home End scroll · Tab/Shift+Tab choose · Enter open · Backspace back · q close";
+/** The keys, most needed first: on a narrow terminal the line is cut at its end, and "q close" must stay. */
+const FOOTER = "q close · Enter open · Backspace back · Tab/Shift+Tab choose · ↑↓ PgUp PgDn Home End scroll";
 /** Terminal rows left to Pi around the viewer. */
 const RESERVED_ROWS = 8;
 /** Lines kept for the parents/children panel at most. */
@@ -90,7 +91,7 @@ export class HistoryViewer implements Component {
 		const bodyLines = this.bodyLines().length;
 		const maxScroll = Math.max(0, bodyLines - bodyRows);
 		const links = this.links();
-		if (matchesKey(data, Key.escape) || data === "q" || data === "Q") {
+		if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c")) || data === "q" || data === "Q") {
 			this.options.done();
 			return;
 		}
@@ -131,8 +132,8 @@ export class HistoryViewer implements Component {
 		const header = `${t.bold(kind)} ${t.fg("muted", `· ${printable(n.sessionTitle)} · ${span(n.startedAt, n.endedAt)}`)}${flags.length ? ` ${flags.join(" ")}` : ""}`;
 		const lines = this.bodyLines();
 		const rows = this.bodyRows();
+		// As tall as its content (a short answer does not fill the screen with blank lines).
 		const visible = lines.slice(p.scroll, p.scroll + rows);
-		while (visible.length < rows) visible.push("");
 		const position = `${Math.min(lines.length, p.scroll + 1)}–${Math.min(lines.length, p.scroll + rows)} of ${lines.length}${p.nextOffset !== null ? "+" : ""} lines${this.loading ? " · loading…" : ""}`;
 		const out = [
 			header,
