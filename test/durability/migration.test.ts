@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
-import type { MigrationReport } from "../../src/integrations/pi/history/migrateOldArchives.ts";
+import type { MigrationReport } from "../../src/integrations/pi/history/workspaceMigration.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { ARCHIVE_FORMAT } from "../../src/services/history/projections/archive.ts";

@@ -6,7 +6,7 @@ import type { HistoryService } from "../../../services/history/service/historySe
 import { fileDiscovery } from "./discovery.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
-import type { MigrationReport } from "./migrateOldArchives.ts";
+import type { MigrationReport } from "./workspaceMigration.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 

@@ -5,7 +5,7 @@ import type { SessionDiscovery } from "../../../services/history/service/ports.t
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
-import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./migrateOldArchives.ts";
+import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./workspaceMigration.ts";
 
 export interface WorkspaceHistoryOptions {
 	readonly workspace: string;
