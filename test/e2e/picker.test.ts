@@ -1,30 +1,19 @@
-import { execFileSync, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
-import { waitFor } from "../helpers/waitFor.ts";
+import { hasTmux, piInTmux } from "./piInTmux.ts";
 
 /**
  * The picker in the real Pi TUI on a small terminal (80×24) with 60 sessions, written by Pi's own
  * `SessionManager`: the title and the selected row stay on screen as the selection moves, and Enter
  * opens the row shown as selected.
  */
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-const REPO = resolve(import.meta.dirname, "../..");
-const PI = join(REPO, "node_modules", ".bin", "pi");
-const SESSION = `pbot-e2e-picker-${process.pid}`;
 const COUNT = 60;
-
-const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
-const type = (text: string) => tmux("send-keys", "-t", SESSION, "-l", text);
-const press = (...keys: string[]) => tmux("send-keys", "-t", SESSION, ...keys);
-const see = (text: string | RegExp, what = String(text)) =>
-	waitFor(() => (typeof text === "string" ? screen().includes(text) : text.test(screen())), `"${what}" on screen:\n${screen()}`, 20_000, 100);
+const { screen, see, type, press, start, stop } = piInTmux("pbot-e2e-picker");
 
 describe.skipIf(!hasTmux)("the picker in the real Pi TUI at 80×24 with 60 sessions (tmux)", () => {
 	let root: string;
@@ -39,13 +28,10 @@ describe.skipIf(!hasTmux)("the picker in the real Pi TUI at 80×24 with 60 sessi
 			sm.appendMessage({ role: "user", content: [{ type: "text", text: `Heron question number ${i}` }], timestamp: Date.now() });
 			sm.appendMessage(fauxAssistantMessage(`Heron answer ${i}`));
 		}
-		const env = `env PI_CODING_AGENT_DIR=${agentDir} PI_OFFLINE=1 PI_TELEMETRY=0`;
-		const command = `${env} ${PI} -ne -ns -np -nc --provider pbot-fake --model fake-1 -e ${join(REPO, "test/e2e/fake-provider.ts")} -e ${REPO}`;
-		tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", "-c", ws, command);
-		await see("fake-1", "the footer with the model");
+		await start(ws, agentDir, 80, 24);
 	});
 	afterAll(async () => {
-		spawnSync("tmux", ["kill-session", "-t", SESSION]);
+		stop();
 		if (root) await rm(root, { recursive: true, force: true });
 	});
 

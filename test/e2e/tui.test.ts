@@ -1,34 +1,18 @@
-import { execFileSync, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/waitFor.ts";
+import { hasTmux, piInTmux } from "./piInTmux.ts";
 
-/**
- * End to end in the real Pi TUI: tmux runs `pi` with a fake model and pbot loaded from this
- * package (its `pi.extensions` manifest). Keys are typed with send-keys; the screen is polled with
- * capture-pane for the expected text, never read after a fixed sleep.
- */
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-const REPO = resolve(import.meta.dirname, "../..");
-const PI = join(REPO, "node_modules", ".bin", "pi");
-const SESSION = `pbot-e2e-${process.pid}`;
-
-function tmux(...args: string[]): string {
-	return execFileSync("tmux", args, { encoding: "utf8" });
-}
-const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
-const type = (text: string) => tmux("send-keys", "-t", SESSION, "-l", text);
-const press = (...keys: string[]) => tmux("send-keys", "-t", SESSION, ...keys);
+/** End to end in the real Pi TUI (tmux, see `piInTmux`): browse, search, and the model's tool call. */
+const { screen, see, type, press, start, stop } = piInTmux("pbot-e2e");
 /** Types a command and submits it: Escape first closes the autocomplete popup that would take the Enter. */
 const submit = (text: string) => {
 	type(text);
 	press("Escape");
 	press("Enter");
 };
-const see = (text: string | RegExp, what = String(text)) =>
-	waitFor(() => (typeof text === "string" ? screen().includes(text) : text.test(screen())), `"${what}" on screen:\n${screen()}`, 20_000, 100);
 
 describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 	let root: string;
@@ -36,13 +20,10 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		root = await mkdtemp(join(tmpdir(), "pbot-tui-"));
 		const ws = join(root, "workspace");
 		await mkdir(ws, { recursive: true });
-		const env = `env PI_CODING_AGENT_DIR=${join(root, "agent")} PI_OFFLINE=1 PI_TELEMETRY=0`;
-		const command = `${env} ${PI} -ne -ns -np -nc --provider pbot-fake --model fake-1 -e ${join(REPO, "test/e2e/fake-provider.ts")} -e ${REPO}`;
-		tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "45", "-c", ws, command);
-		await see("fake-1", "the footer with the model");
+		await start(ws, join(root, "agent"), 140, 45);
 	});
 	afterAll(async () => {
-		spawnSync("tmux", ["kill-session", "-t", SESSION]);
+		stop();
 		if (root) await rm(root, { recursive: true, force: true });
 	});
 

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
@@ -9,14 +9,14 @@ import { mergeArchives } from "../../services/history/projections/mergeArchives.
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { entryKind, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
+import { entryKind, kindOf, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
 import {
 	createFileAtomic,
 	isTemporaryFile,
 	jsonBytes,
 	revisionOf,
 	syncFolder,
-	temporaryName,
+	replaceFileSync,
 	writeFileAtomic,
 	writeJsonAtomic,
 	type AtomicWriteOptions,
@@ -176,11 +176,8 @@ export function cachedArchiveRevisions(workspace: string): Map<string, string> {
 	if (before !== undefined && folderStamp(dir) === before) {
 		try {
 			checkPbotFolder(dirname(dir), dirname(cacheFile));
-			if (entryKind(dirname(cacheFile)) === "a folder") {
-				const temp = temporaryName(cacheFile);
-				writeFileSync(temp, JSON.stringify({ stamp: before, revisions: Object.fromEntries(revisions) }), { flag: "wx" });
-				renameSync(temp, cacheFile);
-			}
+			if (entryKind(dirname(cacheFile)) === "a folder")
+				replaceFileSync(cacheFile, Buffer.from(JSON.stringify({ stamp: before, revisions: Object.fromEntries(revisions) })));
 		} catch {
 			// a cache: the next process looks at the archives again
 		}
@@ -457,7 +454,7 @@ const lastWritten = new Map<string, Written>();
  */
 function stampOf(file: string): string | undefined {
 	const s = lstatSync(file, { bigint: true, throwIfNoEntry: false });
-	if (s && !s.isFile()) throw new NotRegularFileError(file, entryKind(file) ?? "gone");
+	if (s && !s.isFile()) throw new NotRegularFileError(file, kindOf(s));
 	return s ? `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
 }
 

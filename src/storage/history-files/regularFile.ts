@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 
 /**
  * Never follows a symbolic link and never waits: a FIFO, a device or a link where one of pbot's
@@ -28,7 +28,8 @@ export function entryKind(path: string): "file" | string | undefined {
 	return kindOf(s);
 }
 
-function kindOf(s: Stats): string {
+/** What a `stat` (not following links) says is there, in words. */
+export function kindOf(s: Stats | BigIntStats): string {
 	if (s.isFile()) return "file";
 	if (s.isSymbolicLink()) return "a symbolic link";
 	if (s.isFIFO()) return "a FIFO";

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
@@ -6,7 +6,7 @@ import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { readRegularFile } from "./regularFile.ts";
-import { isTemporaryFile, temporaryName } from "./writeJsonAtomic.ts";
+import { isTemporaryFile, replaceFileSync } from "./writeJsonAtomic.ts";
 
 /** The text projection's folder, relative to the workspace (beside `history/`). */
 export const TEXT_DIR = join(PBOT_DIR, "text");
@@ -80,23 +80,4 @@ export function workspaceTextStore(workspace: string): TextStore {
 			replaceFileSync(join(dir, HEADS_FILE), bytes);
 		},
 	};
-}
-
-/** Writes `bytes` to a temporary file beside `file` and renames it over `file` (no sync: see above). */
-function replaceFileSync(file: string, bytes: Uint8Array): void {
-	const temp = temporaryName(file);
-	let renamed = false;
-	try {
-		const fd = openSync(temp, "wx", 0o644);
-		try {
-			let done = 0;
-			while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-		} finally {
-			closeSync(fd);
-		}
-		renameSync(temp, file);
-		renamed = true;
-	} finally {
-		if (!renamed) rmSync(temp, { force: true });
-	}
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
+import { closeSync, openSync, renameSync, rmSync, type Stats, writeSync } from "node:fs";
 import { type FileHandle, link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -172,5 +172,29 @@ async function fsyncFolder(dir: string): Promise<void> {
 		// best effort
 	} finally {
 		await handle?.close();
+	}
+}
+
+/**
+ * Writes `bytes` to a temporary file beside `file` and renames it over `file`, synchronously and
+ * without a sync: for derived files (the text projection, its caches), where a write lost in a
+ * power cut is noticed and made again, and a copy into the page cache costs less than a thread-pool
+ * round trip. A failed write removes its temporary file.
+ */
+export function replaceFileSync(file: string, bytes: Uint8Array): void {
+	const temp = temporaryName(file);
+	let renamed = false;
+	try {
+		const fd = openSync(temp, "wx", 0o644);
+		try {
+			let done = 0;
+			while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+		} finally {
+			closeSync(fd);
+		}
+		renameSync(temp, file);
+		renamed = true;
+	} finally {
+		if (!renamed) rmSync(temp, { force: true });
 	}
 }
