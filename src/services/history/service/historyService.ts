@@ -186,12 +186,20 @@ export class HistoryService {
 	 * Brings into memory the archives that have summaries due (pending or stale), as the text
 	 * projection counts them, and returns the archives held: what a summary pass works on. The
 	 * rest of the history is not read (a pass after every interaction must not parse it all).
+	 * `only`: of these, the sessions to bring in (the current one, when backfill is off).
 	 */
-	async loadDue(): Promise<ArchiveState> {
-		await this.projection.catchUp();
-		const due = [...this.projection.sessions()].filter((t) => (t.header.session.summariesDue ?? 0) > 0).map((t) => t.sessionId);
+	async loadDue(only?: (sessionId: string) => boolean): Promise<ArchiveState> {
+		const due = [...(await this.summaryBacklog()).keys()].filter((id) => only === undefined || only(id));
 		await this.serially(() => this.hold(due));
 		return this.state;
+	}
+
+	/** Summaries due (pending or stale) per session that has any, from the text projection: no archive is read. */
+	async summaryBacklog(): Promise<ReadonlyMap<string, number>> {
+		await this.projection.catchUp();
+		const due = new Map<string, number>();
+		for (const t of this.projection.sessions()) if ((t.header.session.summariesDue ?? 0) > 0) due.set(t.sessionId, t.header.session.summariesDue ?? 0);
+		return due;
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */
