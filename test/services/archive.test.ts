@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { applyArchiveEvents, archiveEvents, initialArchiveState, projectNewArchive } from "../../src/services/history/projections/archive.ts";
+import { applyArchiveEvents, evolveSession, initialArchiveState, type SessionArchive } from "../../src/services/history/projections/archive.ts";
+import { archiveEvents } from "../../src/services/history/projections/archiveEvents.ts";
 import { fixtureEvents, fixtureKeys } from "../helpers/fixtures.ts";
+import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { jsonl, linearSession, ofType, replayEvents, reply, user } from "../helpers/entries.ts";
 
 const SID = "0190aaaa-0000-7000-8000-000000000001";
@@ -81,15 +83,20 @@ describe("archive projection", () => {
 		expect(rebuilt).toEqual(archive);
 	});
 
-	it("projects a new session without immer to exactly what the immer reducer makes, on every fixture", async () => {
+	it("gives the same archive whether a session's events come in one batch or one at a time, on every fixture", async () => {
 		const keys = fixtureKeys();
 		expect(keys.length).toBeGreaterThan(10);
+		const oneByOne = (events: readonly HistoryEvent[]) => {
+			let archive: SessionArchive | undefined;
+			for (const event of events) archive = evolveSession(archive, [event]);
+			return archive;
+		};
 		for (const key of keys) {
 			const events = await fixtureEvents(key);
-			expect(projectNewArchive(events), key).toEqual(applyArchiveEvents(initialArchiveState(), events));
+			expect(evolveSession(undefined, events), key).toEqual(oneByOne(events));
 		}
 		// Summaries made ready and failed, stale marks and rejections take the same path.
-		const archive = applyArchiveEvents(initialArchiveState(), await replayEvents(jsonl([...linear(9), "not json"]))).sessions[SID]!;
+		const archive = evolveSession(undefined, await replayEvents(jsonl([...linear(9), "not json"])))!;
 		const [first, second] = Object.values(archive.summaries);
 		const more = [
 			...archiveEvents(archive),
@@ -97,6 +104,19 @@ describe("archive projection", () => {
 			{ type: "SummaryMarkedStale" as const, sessionId: SID, id: first!.id },
 			{ type: "SummaryFailed" as const, sessionId: SID, id: second!.id, error: "boom", at: "2026-01-01T00:00:00.000Z" },
 		];
-		expect(projectNewArchive(more)).toEqual(applyArchiveEvents(initialArchiveState(), more));
+		expect(evolveSession(undefined, more)).toEqual(oneByOne(more));
+	});
+
+	it("touches only the sessions the events name: another session's archive keeps its identity", async () => {
+		const other = "0190aaaa-0000-7000-8000-000000000002";
+		const state = applyArchiveEvents(initialArchiveState(), [
+			...(await replayEvents(jsonl(linear(4)))),
+			...(await replayEvents(jsonl(linearSession(other, 2)))),
+		]);
+		const id = Object.keys(state.sessions[SID]!.summaries)[0]!;
+		const next = applyArchiveEvents(state, [{ type: "SummaryReady", sessionId: SID, id, text: "t", model: "m", at: "2026-02-01T00:02:00.000Z" }]);
+		expect(next.sessions[other]).toBe(state.sessions[other]);
+		expect(next.sessions[SID]).not.toBe(state.sessions[SID]);
+		expect(evolveSession(undefined, [{ type: "SummaryMarkedStale", sessionId: SID, id }])).toBeUndefined();
 	});
 });

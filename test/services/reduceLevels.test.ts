@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { branchLevels, planSummaries, topNodes } from "../../src/services/history/ingest/reduceLevels.ts";
+import { planSummaries } from "../../src/services/history/ingest/reduceLevels.ts";
+import { branchLevels, topNodes } from "../../src/services/history/model/hierarchy.ts";
 import type { QaNode } from "../../src/services/history/model/types.ts";
 
 const qa = (id: string, i: number): QaNode => ({

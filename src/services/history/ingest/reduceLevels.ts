@@ -12,15 +12,14 @@ export interface PlannedSession extends GroupedSession {
 
 /**
  * Plans summaries: every four consecutive Q&A of a branch form a level-1 summary, every four
- * consecutive level-1 summaries a level-2 summary, and so on. A plan's id comes from its session,
+ * consecutive level-1 summaries a level-2 summary, and so on (the rule of four is
+ * `model/hierarchy.ts`'s, which the query side uses too). A plan's id comes from its session,
  * level and children, so a chunk that branches share is one plan, and plans never merge across
  * branches (their children differ).
  */
 export function reduceLevels(): OperatorFunction<GroupedSession, PlannedSession> {
 	return map((grouped) => ({ ...grouped, plans: planSummaries(grouped.sessionId, grouped.branches, grouped.nodes) }));
 }
-
-export { branchLevels, topNodes } from "../model/hierarchy.ts";
 
 export function planSummaries(sessionId: string, branches: readonly Branch[], nodes: ReadonlyMap<string, QaNode>): SummaryPlan[] {
 	const plans = new Map<string, SummaryPlan>();

@@ -26,7 +26,7 @@ export interface SessionPipelineOptions extends SplitLinesOptions {
  * The whole ingestion pipeline of one session file: bytes in, history events out.
  *
  *   bytes → splitLines → parseLines → normalizeEntries → buildEntryTree → pairTurns
- *         → groupBranches → reduceLevels (chunkInFours level by level) → toHistoryEvents
+ *         → groupBranches → reduceLevels (the rule of four, level by level) → toHistoryEvents
  */
 export function sessionPipeline(options: SessionPipelineOptions): OperatorFunction<Uint8Array, HistoryEvent[]> {
 	const lines = pipe(splitLines(options), parseLines(), normalizeEntries());

@@ -81,3 +81,17 @@ export interface LineRejected {
 }
 
 export type HistoryEvent = SessionSeen | QaObserved | SummaryPlanned | BranchesObserved | SummaryReady | SummaryFailed | SummaryMarkedStale | LineRejected;
+
+/** The session an event is about (`undefined` for a rejected line of a file that named none). */
+export function sessionOfEvent(event: HistoryEvent): string | undefined {
+	switch (event.type) {
+		case "SessionSeen":
+			return event.session.sessionId;
+		case "QaObserved":
+			return event.node.sessionId;
+		case "SummaryPlanned":
+			return event.plan.sessionId;
+		default:
+			return event.sessionId;
+	}
+}

@@ -1,6 +1,7 @@
 import { current, Immer, isDraft, type Draft } from "immer";
 import { deepEqual } from "../model/deepEqual.ts";
-import type { HistoryEvent, SummaryUsage } from "../model/events.ts";
+import { type HistoryEvent, sessionOfEvent, type SummaryUsage } from "../model/events.ts";
+import { pruneUnreachable } from "./reachable.ts";
 import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from "../model/types.ts";
 
 /**
@@ -48,7 +49,10 @@ export interface SessionArchive {
 	readonly rejections: { readonly count: number; readonly lines: readonly LineRejection[] };
 }
 
-/** The archives of a workspace, by session id. */
+/**
+ * The archives of a workspace, by session id, as the query and summary modules read them: a
+ * snapshot (the service keeps its archives in a `Map` and makes this record when asked).
+ */
 export interface ArchiveState {
 	readonly sessions: Readonly<Record<string, SessionArchive>>;
 }
@@ -61,43 +65,74 @@ export function emptySessionArchive(session: SessionFacts): SessionArchive {
 	return { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, session, nodes: {}, summaries: {}, branches: [], rejections: { count: 0, lines: [] } };
 }
 
-/** Applies a batch of events in one immer `produce` (one copy per batch, not per event). */
-export function applyArchiveEvents(state: ArchiveState, events: readonly HistoryEvent[]): ArchiveState {
-	return produce(state, (draft) => {
-		for (const event of events) evolveArchive(draft, event);
+/**
+ * One session's events applied to its archive in one immer `produce` (one copy per batch, not per
+ * event): the document is the session archive, `evolve` the reducer. Without an archive, events
+ * before the session's `SessionSeen` are ignored and the archive starts empty there. Returns the
+ * same archive when nothing changed (so nothing is written), `undefined` when there is still none.
+ */
+export function evolveSession(archive: SessionArchive | undefined, events: readonly HistoryEvent[]): SessionArchive | undefined {
+	let base = archive;
+	let from = 0;
+	if (!base) {
+		from = events.findIndex((e) => e.type === "SessionSeen");
+		const seen = events[from];
+		if (seen?.type !== "SessionSeen") return undefined;
+		base = emptySessionArchive(seen.session);
+		from++;
+	}
+	if (from >= events.length) return base;
+	return produce(base, (draft) => {
+		for (let i = from; i < events.length; i++) evolve(draft, events[i] as HistoryEvent);
 	});
 }
 
 /**
- * The archive of a session nothing holds yet, projected from its events by the same reducer on a
- * fresh object. Immer's copy-on-write buys nothing when there is no earlier state to share with,
- * and its finalisation (walking every added node to find drafts, then freezing it) was a fifth of
- * a cold ingest's time.
+ * A workspace's events applied to its archives, each session in one `produce` of its own (the
+ * reducer only touches the session an event names, so the order between sessions does not
+ * matter). The same state when nothing changed. What tests and replays fold events with; the
+ * service keeps its archives in a map and calls `evolveSession` itself.
  */
-export function projectNewArchive(events: readonly HistoryEvent[]): ArchiveState {
-	const state: ArchiveState = { sessions: {} };
-	for (const event of events) evolveArchive(state as Draft<ArchiveState>, event);
-	return state;
+export function applyArchiveEvents(state: ArchiveState, events: readonly HistoryEvent[]): ArchiveState {
+	const changed: Record<string, SessionArchive> = {};
+	let any = false;
+	for (const [sessionId, own] of eventsBySession(events)) {
+		const before = state.sessions[sessionId];
+		const after = evolveSession(before, own);
+		if (after === undefined || after === before) continue;
+		changed[sessionId] = after;
+		any = true;
+	}
+	return any ? { sessions: { ...state.sessions, ...changed } } : state;
+}
+
+/** Events grouped by the session they are about, each group in its original order. */
+export function eventsBySession(events: readonly HistoryEvent[]): Map<string, HistoryEvent[]> {
+	const out = new Map<string, HistoryEvent[]>();
+	for (const event of events) {
+		const id = sessionOfEvent(event);
+		if (id === undefined) continue;
+		const list = out.get(id);
+		if (list) list.push(event);
+		else out.set(id, [event]);
+	}
+	return out;
 }
 
 /**
- * The archive reducer. Merging, never replacing wholesale: what was stored and is not contradicted
- * by the file stays (a summary keeps its text when re-planned; a closed Q&A stays even if the
- * native file lost it). Only two things are dropped when a branch set arrives: open Q&A no branch
- * reaches (superseded by the same Q&A with more input) and pending plans no branch reaches.
+ * The archive reducer, for one session's archive (the event is about it). Merging, never
+ * replacing wholesale: what was stored and is not contradicted by the file stays (a summary keeps
+ * its text when re-planned; a closed Q&A stays even if the native file lost it). Only two things
+ * are dropped when a branch set arrives: open Q&A no branch reaches (superseded by the same Q&A
+ * with more input) and pending plans no branch reaches.
  */
-export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): void {
+export function evolve(archive: Draft<SessionArchive>, event: HistoryEvent): void {
 	switch (event.type) {
 		case "SessionSeen": {
-			const { session } = event;
-			const existing = draft.sessions[session.sessionId];
-			if (!existing) draft.sessions[session.sessionId] = emptySessionArchive(session) as Draft<SessionArchive>;
-			else if (!deepEqual(plain(existing.session), session)) existing.session = session as Draft<SessionFacts>;
+			if (!deepEqual(plain(archive.session), event.session)) archive.session = event.session as Draft<SessionFacts>;
 			return;
 		}
 		case "QaObserved": {
-			const archive = draft.sessions[event.node.sessionId];
-			if (!archive) return;
 			const existing = archive.nodes[event.node.id];
 			// Assign only real changes: an unchanged archive keeps its identity and is not rewritten.
 			if (existing && deepEqual(plain(existing), event.node)) return;
@@ -106,8 +141,6 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			return;
 		}
 		case "SummaryPlanned": {
-			const archive = draft.sessions[event.plan.sessionId];
-			if (!archive) return;
 			const existing = archive.summaries[event.plan.id];
 			if (!existing) archive.summaries[event.plan.id] = { ...event.plan, status: "pending" } as Draft<SummaryRecord>;
 			else {
@@ -117,16 +150,13 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			return;
 		}
 		case "BranchesObserved": {
-			const archive = draft.sessions[event.sessionId];
-			if (!archive) return;
 			if (!deepEqual(plain(archive.branches), event.branches)) archive.branches = event.branches as Draft<Branch[]>;
-			pruneUnreachable(archive);
+			pruneUnreachable(archive.nodes, archive.summaries, archive.branches);
 			return;
 		}
 		case "SummaryReady": {
-			const archive = draft.sessions[event.sessionId];
-			const summary = archive?.summaries[event.id];
-			if (!archive || !summary) return;
+			const summary = archive.summaries[event.id];
+			if (!summary) return;
 			if (summary.status === "ready" && summary.text !== event.text) markParentsStale(archive, event.id);
 			delete summary.stale;
 			summary.status = "ready";
@@ -140,19 +170,17 @@ export function evolveArchive(draft: Draft<ArchiveState>, event: HistoryEvent): 
 			return;
 		}
 		case "SummaryMarkedStale": {
-			const summary = draft.sessions[event.sessionId]?.summaries[event.id];
+			const summary = archive.summaries[event.id];
 			if (summary?.status === "ready" && summary.stale !== true) summary.stale = true;
 			return;
 		}
 		case "SummaryFailed": {
-			const summary = draft.sessions[event.sessionId]?.summaries[event.id];
+			const summary = archive.summaries[event.id];
 			if (!summary) return;
 			summary.failure = { error: event.error, at: event.at, attempts: (summary.failure?.attempts ?? 0) + 1 };
 			return;
 		}
 		case "LineRejected": {
-			const archive = event.sessionId ? draft.sessions[event.sessionId] : undefined;
-			if (!archive) return;
 			const { lines } = archive.rejections;
 			if (lines.some((l) => l.line === event.rejection.line)) return;
 			archive.rejections.count++;
@@ -172,47 +200,4 @@ function markParentsStale(archive: Draft<SessionArchive>, childId: string): void
 /** The plain value behind a draft (unmodified drafts give their base without copying). */
 function plain<T>(value: T): T {
 	return isDraft(value) ? (current(value as Draft<T>) as T) : value;
-}
-
-function pruneUnreachable(archive: Draft<SessionArchive>): void {
-	const reachable = new Set<string>();
-	for (const branch of archive.branches) for (const id of branch.nodeIds) reachable.add(id);
-	// Plans come level by level; a plan is reachable when its children are.
-	const summaries = Object.values(archive.summaries).sort((a, b) => a.level - b.level);
-	for (const s of summaries) if (s.childIds.every((c) => reachable.has(c))) reachable.add(s.id);
-	for (const [id, node] of Object.entries(archive.nodes)) if (!node.completed && !reachable.has(id)) delete archive.nodes[id];
-	for (const s of summaries) if (s.status === "pending" && !reachable.has(s.id)) delete archive.summaries[s.id];
-}
-
-/** The events that rebuild an archive: replaying them into an empty state gives it back. */
-export function archiveEvents(archive: SessionArchive): HistoryEvent[] {
-	const sessionId = archive.session.sessionId;
-	const events: HistoryEvent[] = [{ type: "SessionSeen", session: archive.session }];
-	for (const rejection of archive.rejections.lines) events.push({ type: "LineRejected", sessionId, rejection });
-	for (const node of Object.values(archive.nodes)) events.push({ type: "QaObserved", node });
-	const summaries = Object.values(archive.summaries).sort((a, b) => a.level - b.level);
-	for (const s of summaries) {
-		const { status, text, model, madeAt, promptVersion, inputHash, usage, failure, stale, ...plan } = s;
-		events.push({ type: "SummaryPlanned", plan });
-		if (status === "ready" && text !== undefined) {
-			events.push({
-				type: "SummaryReady",
-				sessionId,
-				id: s.id,
-				text,
-				model: model ?? "unknown",
-				at: madeAt ?? s.endedAt,
-				...(promptVersion !== undefined ? { promptVersion } : {}),
-				...(inputHash !== undefined ? { inputHash } : {}),
-				...(usage !== undefined ? { usage } : {}),
-			});
-			if (stale) events.push({ type: "SummaryMarkedStale", sessionId, id: s.id });
-		}
-		if (failure) {
-			for (let attempt = 0; attempt < failure.attempts; attempt++)
-				events.push({ type: "SummaryFailed", sessionId, id: s.id, error: failure.error, at: failure.at });
-		}
-	}
-	events.push({ type: "BranchesObserved", sessionId, branches: archive.branches });
-	return events;
 }

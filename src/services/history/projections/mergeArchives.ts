@@ -1,7 +1,8 @@
 import type { SessionArchive, SummaryRecord } from "./archive.ts";
 import { MAX_STORED_REJECTIONS } from "./archive.ts";
 import { deepEqual } from "../model/deepEqual.ts";
-import type { Branch, LineRejection, QaNode } from "../model/types.ts";
+import type { LineRejection, QaNode } from "../model/types.ts";
+import { pruneUnreachable } from "./reachable.ts";
 
 /**
  * Merges what a writer is about to store (`mine`) with the archive of the same session that is on
@@ -83,14 +84,4 @@ function mergeRejections(stored: SessionArchive["rejections"], mine: SessionArch
 	}
 	const count = Math.max(stored.count, mine.count, lines.length);
 	return lines.length === mine.lines.length && count === mine.count ? mine : { count, lines };
-}
-
-/** Drops open Q&A and pending summaries that no branch reaches (the archive reducer's rule). */
-function pruneUnreachable(nodes: Record<string, QaNode>, summaries: Record<string, SummaryRecord>, branches: readonly Branch[]): void {
-	const reachable = new Set<string>();
-	for (const branch of branches) for (const id of branch.nodeIds) reachable.add(id);
-	const byLevel = Object.values(summaries).sort((a, b) => a.level - b.level);
-	for (const s of byLevel) if (s.childIds.every((c) => reachable.has(c))) reachable.add(s.id);
-	for (const [id, node] of Object.entries(nodes)) if (!node.completed && !reachable.has(id)) delete nodes[id];
-	for (const s of byLevel) if (s.status !== "ready" && !reachable.has(s.id)) delete summaries[s.id];
 }

@@ -1,0 +1,54 @@
+import type { IngestReport } from "./ingestRun.ts";
+
+/**
+ * Damaged archives found while answering: a stored archive that does not parse is moved aside (by
+ * the store) and its session extracted again from its native file, as if never ingested. This
+ * keeps which sessions were moved aside since the last repair, and runs a query or an ingest
+ * again once when there were any.
+ */
+export class Repairs {
+	private readonly quarantined = new Set<string>();
+
+	/** `forget`: make the service treat the session as never ingested (not stored, its files unread). */
+	constructor(private readonly forget: (sessionId: string) => void) {}
+
+	/** An archive that could not be read; only one the store moved aside (damaged) needs a repair. */
+	note(sessionId: string, err: Error): void {
+		if ((err as { quarantined?: unknown }).quarantined === undefined) return;
+		this.forget(sessionId);
+		this.quarantined.add(sessionId);
+	}
+
+	/**
+	 * A query, run again once when it moved a damaged archive aside: the query's refresh then
+	 * extracts that session again from its native file, so the answer includes it.
+	 */
+	async repaired<T>(query: () => Promise<T>): Promise<T> {
+		let result: T;
+		try {
+			result = await query();
+		} catch (err) {
+			if (this.quarantined.size === 0) throw err;
+			result = undefined as T;
+		}
+		if (this.quarantined.size === 0) return result;
+		this.quarantined.clear();
+		return query();
+	}
+
+	/**
+	 * An ingest's report after its archives were checked (`problems`: what the check said): when the
+	 * check moved archives aside, their sessions are ingested again (`again`) and the reports joined.
+	 */
+	async afterCheck(report: IngestReport, problems: readonly string[], again: () => Promise<IngestReport>): Promise<IngestReport> {
+		if (this.quarantined.size === 0) return { ...report, warnings: [...report.warnings, ...problems] };
+		this.quarantined.clear();
+		const redo = await again();
+		const redone = new Set(redo.sessions.map((s) => s.sessionId));
+		return {
+			sessions: [...report.sessions.filter((s) => !redone.has(s.sessionId)), ...redo.sessions],
+			unchangedFiles: redo.unchangedFiles,
+			warnings: [...report.warnings, ...problems, ...redo.warnings],
+		};
+	}
+}
