@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync } from "node:fs";
-import { readdir, rename, rm, stat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
+import { readdir, rename } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import type { ArchiveWritten } from "../../services/history/service/ports.ts";
@@ -7,16 +7,16 @@ import { deepEqual } from "../../services/history/model/deepEqual.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
-import { isAlive, isLockLeftover, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
+import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { entryKind, kindOf, NotRegularFileError, readRegularFile, readRegularText } from "./regularFile.ts";
+import { stampOf, type WrittenArchives } from "./writtenArchives.ts";
+import { readRegularFile, readRegularText } from "./regularFile.ts";
 import {
 	createFileAtomic,
 	isTemporaryFile,
 	jsonBytes,
 	revisionOf,
 	syncFolder,
-	replaceFileSync,
 	writeFileAtomic,
 	writeJsonAtomic,
 	type AtomicWriteOptions,
@@ -67,7 +67,7 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 }
 
 /** `.pi/pbot` and its `history/` are real folders inside the workspace (`checkPbotFolder`): what every listing checks first. */
-function checkHistoryFolder(workspace: string): void {
+export function checkHistoryFolder(workspace: string): void {
 	const dir = historyDir(workspace);
 	checkPbotFolder(dirname(dir), dir);
 }
@@ -102,7 +102,7 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 				}
 				const name = `${file}.damaged-${Date.now()}`;
 				await rename(file, name);
-				lastWritten.delete(file);
+				options.written?.forget(file);
 				return name;
 			},
 			options.lock,
@@ -113,88 +113,6 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 	} catch {
 		return err; // could not move it (a read-only folder): reported as it is
 	}
-}
-
-/**
- * The revision of every archive in the workspace (`revisionOf`: size and modification time), by
- * session id: a listing and a `stat` per archive. What the text projection is checked against.
- */
-export function archiveRevisions(workspace: string): Map<string, string> {
-	const dir = historyDir(workspace);
-	let names: string[];
-	checkHistoryFolder(workspace);
-	try {
-		names = readdirSync(dir);
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
-		throw err;
-	}
-	const out = new Map<string, string>();
-	for (const name of names) {
-		if (!name.endsWith(".json") || isTemporaryFile(name)) continue;
-		const id = name.slice(0, -".json".length);
-		if (!isValidId(id)) continue;
-		// Not following links: a link or a FIFO named like an archive gets a revision no projection
-		// has, so the catch-up tries to read it and says why it cannot (never hidden, never waited on).
-		const s = lstatSync(join(dir, name), { throwIfNoEntry: false });
-		if (s) out.set(id, s.isFile() ? revisionOf(s) : `not-a-file:${s.mtimeMs}`);
-	}
-	return out;
-}
-
-/**
- * `archiveRevisions`, without a `stat` per archive when the history folder has not changed since
- * they were last taken. Every way pbot changes an archive (a temporary file renamed or linked in,
- * a lock made and removed, a damaged one moved aside) changes the folder's modification time, so
- * an unchanged folder (same inode and nanosecond time) means unchanged archives — for pbot's
- * writers. A file changed in place by hand shows only in its own `stat`: `ingest` asks for fresh
- * revisions, and `read` reads the archive itself. The revisions are kept in
- * `.pi/pbot/text/archives.cache` (derived, beside the projection), and only when the folder had
- * been still for `SETTLED_MS` before they were taken: within the file system's clock tick after a
- * write, a second write could leave the folder's time as it was (the reasoning of git's "racy" index).
- */
-export function cachedArchiveRevisions(workspace: string): Map<string, string> {
-	const dir = historyDir(workspace);
-	const before = folderStamp(dir);
-	const cacheFile = join(dirname(dir), "text", ARCHIVES_CACHE);
-	if (before !== undefined) {
-		try {
-			const cached = readRegularText(cacheFile);
-			if (cached !== undefined) {
-				const value = JSON.parse(cached) as { stamp?: unknown; revisions?: unknown };
-				if (value.stamp === before && typeof value.revisions === "object" && value.revisions !== null) {
-					checkHistoryFolder(workspace);
-					return new Map(Object.entries(value.revisions as Record<string, string>).filter(([id, r]) => isValidId(id) && typeof r === "string"));
-				}
-			}
-		} catch {
-			// a damaged or foreign cache: the archives are looked at
-		}
-	}
-	const revisions = archiveRevisions(workspace);
-	// Kept only when the folder was still before and did not change while it was read.
-	if (before !== undefined && folderStamp(dir) === before) {
-		try {
-			checkPbotFolder(dirname(dir), dirname(cacheFile));
-			if (entryKind(dirname(cacheFile)) === "a folder")
-				replaceFileSync(cacheFile, Buffer.from(JSON.stringify({ stamp: before, revisions: Object.fromEntries(revisions) })));
-		} catch {
-			// a cache: the next process looks at the archives again
-		}
-	}
-	return revisions;
-}
-
-const ARCHIVES_CACHE = "archives.cache";
-/** How long the history folder must have been unchanged for its time to vouch for its archives. */
-const SETTLED_MS = 2000;
-
-/** The history folder's inode and modification time, when it has been still for `SETTLED_MS`; else `undefined`. */
-function folderStamp(dir: string): string | undefined {
-	const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
-	if (!s?.isDirectory()) return undefined;
-	if (Date.now() - Number(s.mtimeMs) < SETTLED_MS) return undefined;
-	return `${s.ino}:${s.mtimeNs}`;
 }
 
 /**
@@ -252,6 +170,8 @@ export interface WriteArchiveOptions {
 	readonly lock?: FileLockOptions;
 	/** See `ArchiveWriteOptions.deferDurability`: durable at the next `syncHistoryFolder`. */
 	readonly deferDurability?: boolean;
+	/** What this store last wrote (see `WrittenArchives`); without it, a merge always reads the stored archive first. */
+	readonly written?: WrittenArchives;
 }
 
 /**
@@ -326,14 +246,14 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 					// happen more than once or twice under the lock (a link in the way is refused below).
 					if (attempt >= MAX_MERGE_ATTEMPTS)
 						throw new ArchiveError(`archive ${sessionId}: made and replaced by others ${attempt} times while merging; not written`);
-					const stored = await readStoredForMerge(file, sessionId);
+					const stored = await readStoredForMerge(file, sessionId, options.written);
 					const merged = stored ? mergeArchives(stored, archive) : archive;
 					if (!stored) {
 						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
 						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
 					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
 					else revision = stampRevision(file);
-					await remember(file, merged);
+					options.written?.remember(file, merged);
 					return merged === archive || deepEqual(merged, archive) ? { revision } : { revision, archive: merged };
 				}
 			},
@@ -401,7 +321,7 @@ export async function dropLegacyFields(workspace: string, sessionId: string, opt
 			const read = await readArchiveFile(file, sessionId);
 			if (!read || read.legacyFields.length === 0) return false;
 			await writeJsonAtomic(file, read.archive);
-			await remember(file, read.archive);
+			options.written?.remember(file, read.archive);
 			return true;
 		},
 		options.lock,
@@ -433,45 +353,12 @@ function ensureFolder(dir: string): void {
 	madeFolders.add(dir);
 }
 
-// ── What this process last wrote, so a write need not re-read an archive nobody else touched ──
-
-interface Written {
-	readonly stamp: string;
-	/**
-	 * Weak: the caller holds what it wrote while it still works on the session; once it lets the
-	 * archive go (an ingest that keeps nothing in memory), so does this, and a later write reads
-	 * the file again.
-	 */
-	readonly archive: WeakRef<SessionArchive>;
-}
-/** Per archive file: its stat after this process's last write, and what it wrote. */
-const lastWritten = new Map<string, Written>();
-
-/**
- * The file's identity and last change, or `undefined` when there is no file (a stat: synchronous,
- * see fileLock). Not through a link: anything but a regular file at an archive's name (a dangling
- * link looks absent through itself, and the creating `link` would then fail forever) is refused.
- */
-function stampOf(file: string): string | undefined {
-	const s = lstatSync(file, { bigint: true, throwIfNoEntry: false });
-	if (s && !s.isFile()) throw new NotRegularFileError(file, kindOf(s));
-	return s ? `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
-}
-
-/** Called holding the lock, right after writing: no other pbot writer can have replaced the file. */
-async function remember(file: string, archive: SessionArchive): Promise<void> {
-	const stamp = stampOf(file);
-	if (stamp) lastWritten.set(file, { stamp, archive: new WeakRef(archive) });
-	else lastWritten.delete(file);
-}
-
-/** The stored archive to merge with: the one this process wrote if the file is unchanged since, else read. */
-async function readStoredForMerge(file: string, sessionId: string): Promise<SessionArchive | undefined> {
+/** The stored archive to merge with: the one this store wrote if the file is unchanged since, else read. */
+async function readStoredForMerge(file: string, sessionId: string, written: WrittenArchives | undefined): Promise<SessionArchive | undefined> {
 	const stamp = stampOf(file);
 	if (stamp === undefined) return undefined; // nothing stored yet (a cold ingest's every write)
-	const known = lastWritten.get(file);
-	const archive = known?.archive.deref();
-	if (known && archive && stamp === known.stamp) return archive;
+	const known = written?.known(file, stamp);
+	if (known) return known;
 	try {
 		return (await readArchiveFile(file, sessionId))?.archive;
 	} catch (err) {
@@ -480,40 +367,4 @@ async function readStoredForMerge(file: string, sessionId: string): Promise<Sess
 		await rename(file, `${file}.damaged-${Date.now()}`);
 		return undefined;
 	}
-}
-
-// ── Leftovers of killed processes ──
-
-/**
- * Removes what killed writers leave in the history folder: temporary files and stale-lock asides
- * of processes that are gone (and older than 10 s: a write takes milliseconds, and the pid may be
- * another host's), and any older than an hour. Returns how many were removed.
- */
-export async function sweepLeftovers(workspace: string): Promise<number> {
-	const dir = historyDir(workspace);
-	let names: string[];
-	try {
-		names = await readdir(dir);
-	} catch {
-		return 0;
-	}
-	let removed = 0;
-	for (const name of names) {
-		const temp = isTemporaryFile(name);
-		const aside = !temp && isLockLeftover(name) && !name.endsWith(".lock");
-		if (!temp && !aside) continue;
-		const pid = Number(/\.(\d+)\.[0-9a-f]+\.(tmp|stale)$/.exec(name)?.[1]);
-		let age: number;
-		try {
-			age = Date.now() - (await stat(join(dir, name))).mtimeMs;
-		} catch {
-			continue;
-		}
-		const gone = Number.isInteger(pid) && pid !== process.pid && !isAlive(pid);
-		if (age > 3_600_000 || (gone && age > 10_000)) {
-			await rm(join(dir, name), { force: true });
-			removed++;
-		}
-	}
-	return removed;
 }

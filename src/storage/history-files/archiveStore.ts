@@ -1,17 +1,10 @@
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
-import {
-	archiveRevisions,
-	cachedArchiveRevisions,
-	listArchiveIds,
-	readArchiveCleaning,
-	readArchiveWithRevision,
-	sweepLeftovers,
-	syncHistoryFolder,
-	writeArchive,
-	type WriteArchiveOptions,
-} from "./archiveFiles.ts";
+import { listArchiveIds, readArchiveCleaning, readArchiveWithRevision, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import { archiveRevisions, cachedArchiveRevisions } from "./archiveRevisions.ts";
+import { sweepLeftovers } from "./leftovers.ts";
+import { WrittenArchives } from "./writtenArchives.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.
@@ -19,7 +12,9 @@ import {
  * - `read` rewrites an archive that still has a legacy path field (`file`, …) without it;
  * - `write` merges with what another process may have stored meanwhile, under a lock file.
  */
-export function workspaceArchiveStore(workspace: string, options: WriteArchiveOptions = {}): ArchiveStore {
+export function workspaceArchiveStore(workspace: string, given: WriteArchiveOptions = {}): ArchiveStore {
+	// What this store last wrote: its own, so a store never trusts another store's memory of a file.
+	const options: WriteArchiveOptions = { ...given, written: given.written ?? new WrittenArchives() };
 	let swept = false;
 	return {
 		list: async () => {

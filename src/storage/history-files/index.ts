@@ -2,7 +2,6 @@ export {
 	ArchiveError,
 	type ArchiveErrorCode,
 	archivePath,
-	archiveRevisions,
 	dropLegacyFields,
 	HISTORY_DIR,
 	historyDir,
@@ -12,10 +11,11 @@ export {
 	readArchive,
 	readArchiveCleaning,
 	readArchiveWithRevision,
-	sweepLeftovers,
 	writeArchive,
 	type WriteArchiveOptions,
 } from "./archiveFiles.ts";
+export { archiveRevisions } from "./archiveRevisions.ts";
+export { sweepLeftovers } from "./leftovers.ts";
 export { LEGACY_PATH_FIELDS, upcastArchive, type LegacyPaths, type UpcastResult } from "./archiveShape.ts";
 export { FileLockTimeout, lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 export { isTemporaryFile, writeFileAtomic, writeJsonAtomic } from "./writeJsonAtomic.ts";

@@ -1,0 +1,39 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { historyDir } from "./archiveFiles.ts";
+import { isAlive, isLockLeftover } from "./fileLock.ts";
+import { isTemporaryFile } from "./writeJsonAtomic.ts";
+
+/**
+ * Removes what killed writers leave in the history folder: temporary files and stale-lock asides
+ * of processes that are gone (and older than 10 s: a write takes milliseconds, and the pid may be
+ * another host's), and any older than an hour. Returns how many were removed.
+ */
+export async function sweepLeftovers(workspace: string): Promise<number> {
+	const dir = historyDir(workspace);
+	let names: string[];
+	try {
+		names = await readdir(dir);
+	} catch {
+		return 0;
+	}
+	let removed = 0;
+	for (const name of names) {
+		const temp = isTemporaryFile(name);
+		const aside = !temp && isLockLeftover(name) && !name.endsWith(".lock");
+		if (!temp && !aside) continue;
+		const pid = Number(/\.(\d+)\.[0-9a-f]+\.(tmp|stale)$/.exec(name)?.[1]);
+		let age: number;
+		try {
+			age = Date.now() - (await stat(join(dir, name))).mtimeMs;
+		} catch {
+			continue;
+		}
+		const gone = Number.isInteger(pid) && pid !== process.pid && !isAlive(pid);
+		if (age > 3_600_000 || (gone && age > 10_000)) {
+			await rm(join(dir, name), { force: true });
+			removed++;
+		}
+	}
+	return removed;
+}
