@@ -5,10 +5,11 @@ import { pruneUnreachable } from "./reachable.ts";
 import type { Branch, LineRejection, QaNode, SessionFacts, SummaryPlan } from "../model/types.ts";
 
 /**
- * Immer without auto-freeze. Freezing deep-froze the whole result of every `produce`, untouched
- * parts included, the first time it met them: every archive `load` brings in was walked (0.4 s of
- * 1.4 s on a 1 GB history), and so was every node an ingest added. Immutability is kept by the
- * `readonly` types and by this reducer being the only writer of the state.
+ * Immer without auto-freeze. Measured before each session got a `produce` of its own: freezing
+ * deep-froze every archive the first time a `produce` met it (0.4 s of loading a 1 GB history),
+ * and finalising a new session walked and froze every added node (a fifth of a cold ingest). Now
+ * only the archives that change meet immer; not measured again yet, so it stays off. Immutability
+ * is kept by the `readonly` types and by this reducer being the only writer of an archive.
  */
 const immer = new Immer({ autoFreeze: false });
 const produce = immer.produce;
