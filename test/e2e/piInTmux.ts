@@ -23,9 +23,10 @@ export function piInTmux(name: string) {
 		see,
 		type: (text: string) => tmux("send-keys", "-t", session, "-l", text),
 		press: (...keys: string[]) => tmux("send-keys", "-t", session, ...keys),
-		/** Starts Pi in `workspace` on a terminal of `columns`×`rows`, and waits for its footer. */
-		start: async (workspace: string, agentDir: string, columns: number, rows: number) => {
-			const env = `env PI_CODING_AGENT_DIR=${agentDir} PI_OFFLINE=1 PI_TELEMETRY=0`;
+		/** Starts Pi in `workspace` on a terminal of `columns`×`rows` (with `extraEnv`: no spaces), and waits for its footer. */
+		start: async (workspace: string, agentDir: string, columns: number, rows: number, extraEnv: Readonly<Record<string, string>> = {}) => {
+			const extra = Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`);
+			const env = ["env", `PI_CODING_AGENT_DIR=${agentDir}`, "PI_OFFLINE=1", "PI_TELEMETRY=0", ...extra].join(" ");
 			const command = `${env} ${PI} -ne -ns -np -nc --provider pbot-fake --model fake-1 -e ${join(REPO, "test/e2e/fake-provider.ts")} -e ${REPO}`;
 			tmux("new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows), "-c", workspace, command);
 			await see("fake-1", "the footer with the model");

@@ -20,7 +20,8 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		root = await mkdtemp(join(tmpdir(), "pbot-tui-"));
 		const ws = join(root, "workspace");
 		await mkdir(ws, { recursive: true });
-		await start(ws, join(root, "agent"), 140, 45);
+		// Summary calls answer after 4 s: long enough to see the footer while the first one runs.
+		await start(ws, join(root, "agent"), 140, 45, { PBOT_FAKE_SUMMARY_DELAY_MS: "4000" });
 	});
 	afterAll(async () => {
 		stop();
@@ -67,5 +68,31 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		await see(/hit\(s\) for "fern"/, "the tool's one-line result");
 		await see("Found it in the history.");
 		expect(screen()).toContain("pbot_history");
+	});
+
+	it("leaves the question being answered out of the model's search: the one hit is the earlier Q&A", async () => {
+		type("we dropped the zebrafish cache");
+		press("Enter");
+		await see("ANSWER: we dropped the zebrafish cache");
+		// This question names "zebrafish" too; the tool's search runs while it is being answered.
+		type("when? please use pbot_history to find zebrafish");
+		press("Enter");
+		await see(/hit\(s\) for "zebrafish"/, "the tool's one-line result");
+		expect(screen()).toMatch(/1 hit\(s\) for "zebrafish"/);
+		await see("Found it in the history.", "the answer after the tool");
+	});
+
+	it("renders a failed tool call as its error, and shows the summary pass's 0/N in the footer while the first call runs", async () => {
+		// The fourth Q&A of the session: when it ends, one summary is due (the fake model takes 4 s per summary).
+		type("please use pbot_history to read nosuchnode");
+		press("Enter");
+		await see("unknown node", "the error of the failed call");
+		const shown = screen();
+		expect(shown).toContain("pbot_history read nosuchnode");
+		expect(shown).not.toContain("undefined");
+		await see("Found it in the history.", "the answer after the failed tool call");
+		await see("pbot: summaries 0/1", "the footer before the first summary call ends");
+		// Once the call has answered, the pass is over and the footer clears.
+		await waitFor(() => !screen().includes("pbot: summaries"), "the footer to clear after the summary", 20_000, 100);
 	});
 });

@@ -247,7 +247,7 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		}
 		expect(printed[0]).toMatch(/Sessions 1–1 of 1/);
 		expect(printed[1]).toMatch(/1 hit\(s\) for "MONDAYS"/);
-		expect(printed[2]).toBe("Usage: /pbot history [keyword]");
+		expect(printed[2]).toBe("Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]");
 	});
 
 	it("/pbot history <keyword> shows hits grouped by level", async () => {
@@ -266,13 +266,16 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		await command;
 	});
 
-	it("offers 'history' as the argument completion", async () => {
+	it("offers 'history' and 'summaries' as the argument completions", async () => {
 		const h = await pi();
 		const command = h.session.extensionRunner.getCommand("pbot")!;
 		expect(await command.getArgumentCompletions!("hi")).toEqual([expect.objectContaining({ value: "history " })]);
+		expect(await command.getArgumentCompletions!("su")).toEqual([expect.objectContaining({ value: "summaries " })]);
+		expect((await command.getArgumentCompletions!(""))?.map((c) => c.value)).toEqual(["history ", "summaries "]);
 		expect(await command.getArgumentCompletions!("x")).toBeNull();
 		// Typed whole: no popup to take the Enter that runs it.
 		expect(await command.getArgumentCompletions!("history")).toBeNull();
+		expect(await command.getArgumentCompletions!("summaries")).toBeNull();
 	});
 
 	it("stops following the session file on shutdown: no watcher is left", async () => {

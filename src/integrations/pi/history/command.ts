@@ -7,8 +7,13 @@ import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span } from "./viewer.ts";
 import { printable } from "../../../services/history/query/printable.ts";
 import { HistoryPicker } from "./picker.ts";
+import { summariesCommand } from "./summariesCommand.ts";
 
-const USAGE = "Usage: /pbot history [keyword]";
+const USAGE = "Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]";
+const SUBCOMMANDS = [
+	{ value: "history", description: "browse sessions, or search with a keyword" },
+	{ value: "summaries", description: "the summary backlog; on/off for past sessions, the threshold" },
+];
 /** How many sessions or hits a picker offers. */
 const PICKER_LIMIT = 50;
 /** What the viewer's `done` hands back, to tell a closed viewer from an RPC `custom()` that returns at once. */
@@ -17,16 +22,25 @@ const CLOSED = "closed" as const;
 /** `/pbot history [keyword]`: a picker of recent sessions or of search hits, then the viewer. */
 export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime): void {
 	pi.registerCommand("pbot", {
-		description: "pbot history [keyword]: browse and search this workspace's past Pi sessions",
+		description: "pbot history [keyword]: browse and search this workspace's past Pi sessions; pbot summaries: their summary backlog",
 		getArgumentCompletions: (prefix: string) => {
 			const word = prefix.trimStart();
-			// Nothing to offer once "history" is typed: a popup would take the Enter that should run it.
-			if (word.includes(" ") || word === "history") return null;
-			return "history".startsWith(word) ? [{ value: "history ", label: "history", description: "browse sessions, or search with a keyword" }] : null;
+			// Nothing to offer once a word is typed whole: a popup would take the Enter that should run it.
+			if (word.includes(" ") || SUBCOMMANDS.some((c) => c.value === word)) return null;
+			const offered = SUBCOMMANDS.filter((c) => c.value.startsWith(word)).map((c) => ({ value: `${c.value} `, label: c.value, description: c.description }));
+			return offered.length > 0 ? offered : null;
 		},
 		handler: async (args, ctx) => {
 			const trimmed = args.trim();
 			const [sub = "", ...rest] = trimmed.split(/\s+/);
+			if (sub === "summaries") {
+				const answer = await summariesCommand(rest, sessionFactsOf(ctx), runtime).catch((err: Error) => ({
+					text: `pbot summaries: ${err.message}`,
+					level: "error" as const,
+				}));
+				say(ctx, answer.text, answer.level);
+				return;
+			}
 			if (sub !== "history") {
 				say(ctx, USAGE, "warning");
 				return;

@@ -2,7 +2,7 @@ import type { AgentEndEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } 
 import { registerHistoryCommand } from "./command.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import type { ModelAuth } from "./piSummaryModel.ts";
-import { HistoryRuntime } from "./runtime.ts";
+import { type BackfillQuestion, HistoryRuntime } from "./runtime.ts";
 import { registerHistoryTool } from "./tool.ts";
 
 /**
@@ -33,9 +33,10 @@ export function createPbotHistory(runtime: HistoryRuntime = new HistoryRuntime()
 			const model = ctx.model;
 			const auth = model ? await resolveAuth(ctx) : { error: "no model" };
 			const setStatus = ctx.hasUI ? (text: string | undefined) => ctx.ui.setStatus("pbot", text) : () => undefined;
+			const ask = ctx.hasUI ? askBackfill(ctx) : undefined;
 			runtime.scheduleSummaries(() => {
 				if (!isIdle(ctx)) return;
-				void runtime.summarize(facts, model, auth, setStatus);
+				void runtime.summarize(facts, model, auth, setStatus, ask);
 			});
 		});
 		const cancel = async () => runtime.cancelSummaries();
@@ -73,6 +74,25 @@ async function resolveAuth(ctx: ExtensionContext): Promise<ModelAuth | { error: 
 	} catch (err) {
 		return { error: (err as Error).message };
 	}
+}
+
+/** How long the backfill question waits for an answer (an RPC client may never give one). */
+const ASK_TIMEOUT_MS = 120_000;
+/** The first row is the safe one: an Enter meant for the editor must not spend money. */
+const NOT_NOW = "Not now: only this session's summaries (ask again in the next Pi session)";
+const YES = "Yes: summarize the past sessions too";
+const NO = "No: never for past sessions of this workspace (/pbot summaries on changes it)";
+
+/** The backfill question as a dialog of Pi's; a stale context (a switch meanwhile) is no answer. */
+function askBackfill(ctx: ExtensionContext): BackfillQuestion {
+	return async (question, signal) => {
+		try {
+			const choice = await ctx.ui.select(question.title, [NOT_NOW, YES, NO], { signal, timeout: ASK_TIMEOUT_MS });
+			return choice === YES ? "on" : choice === NO ? "off" : undefined;
+		} catch {
+			return undefined;
+		}
+	};
 }
 
 /** `ctx.isIdle()`, or false when the context went stale (the session switched meanwhile). */

@@ -1,6 +1,17 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
+import type { ArchiveState } from "../../../services/history/projections/archive.ts";
+import {
+	backfillScope,
+	type Backlog,
+	type BackfillSettings,
+	type BackfillSettingsStore,
+	describeBacklog,
+	type SessionBacklog,
+	splitBacklog,
+} from "../../../services/history/summaries/backfill.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
+import { workspaceSettingsStore } from "../../../storage/history-files/settingsFile.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
@@ -32,6 +43,16 @@ export class HistoryRuntime {
 	private summaryTimer: NodeJS.Timeout | undefined;
 	/** The last "why nothing runs" said in the status line, so it is said once. */
 	private lastIdleReason: string | undefined;
+	/** Workspaces whose backfill question went unanswered in this process: not asked again until the next one. */
+	private readonly unanswered = new Set<string>();
+
+	/** @param settingsOf where a workspace's settings are kept (tests pass memory) */
+	constructor(private readonly settingsOf: (workspace: string) => BackfillSettingsStore = workspaceSettingsStore) {}
+
+	/** The settings of the current workspace (`/pbot summaries` reads and changes them). */
+	settingsFor(facts: PiSessionFacts): BackfillSettingsStore {
+		return this.settingsOf(facts.cwd);
+	}
 
 	/** The service for a session's workspace (made on first use, kept across session switches in it). */
 	serviceFor(facts: PiSessionFacts): HistoryService {
@@ -80,12 +101,18 @@ export class HistoryRuntime {
 	 * After an interaction ended normally and Pi is idle: make the due summaries of every
 	 * discovered session, one call at a time, with the model current in Pi. Does nothing when a pass
 	 * is already running. `setStatus` shows progress in Pi's footer (and is cleared at the end).
+	 *
+	 * The current session's summaries always proceed. Past sessions' ("backfill") proceed when the
+	 * workspace said yes, or when they are at most the threshold; above it, `ask` puts the question
+	 * to the person before any call (once: the answer is kept in the workspace). Without `ask`
+	 * (print mode) or without an answer, only the current session's are made.
 	 */
 	summarize(
 		facts: PiSessionFacts,
 		model: Model<Api> | undefined,
 		auth: ModelAuth | { readonly error: string },
 		setStatus: (text: string | undefined) => void,
+		ask?: BackfillQuestion,
 	): Promise<SummaryPassReport | undefined> {
 		if (this.summarizing) return this.summarizing.done;
 		const status = (text: string | undefined) => {
@@ -108,9 +135,15 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
-				await service.loadDue(); // the archives with summaries due, not the whole history
+				const all = await this.backfillAllowed(facts, service, ask, controller.signal);
+				if (controller.signal.aborted) return undefined;
+				const only = all ? undefined : (id: string) => id === facts.sessionId;
+				await service.loadDue(only); // the archives with summaries due, not the whole history
 				return await runSummaryPass(
-					{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },
+					{
+						state: () => (only ? sessionOnly(service.heldState(), facts.sessionId) : service.heldState()),
+						applyEvents: (events) => service.applyEvents(events),
+					},
 					piSummaryModel(model, auth),
 					controller.signal,
 					{
@@ -127,6 +160,47 @@ export class HistoryRuntime {
 		})();
 		this.summarizing = { controller, done };
 		return done;
+	}
+
+	/**
+	 * Whether this pass may make past sessions' summaries (see `summarize`). The question is asked
+	 * at most once per workspace and process; a stored answer is never asked again.
+	 */
+	private async backfillAllowed(facts: PiSessionFacts, service: HistoryService, ask: BackfillQuestion | undefined, signal: AbortSignal): Promise<boolean> {
+		const settings = this.settingsFor(facts);
+		let stored: BackfillSettings;
+		try {
+			stored = await settings.load();
+		} catch (err) {
+			this.problems.push(`settings: ${(err as Error).message}; only this session's summaries are made`);
+			return false;
+		}
+		const backlog = splitBacklog(await this.backlogOf(service), facts.sessionId);
+		const scope = backfillScope(backlog, stored);
+		if (scope !== "ask") return scope === "all";
+		if (!ask || this.unanswered.has(facts.cwd)) return false;
+		const answer = await ask(
+			{
+				title: `pbot: summarize past sessions? ${describeBacklog(backlog)}`,
+				backlog,
+				threshold: stored.threshold,
+			},
+			signal,
+		);
+		if (answer === undefined) {
+			if (!signal.aborted) {
+				this.unanswered.add(facts.cwd);
+				this.problems.push(`${describeBacklog(backlog)} wait: only this session's summaries are made. /pbot summaries on makes them.`);
+			}
+			return false;
+		}
+		await settings.save({ backfill: answer });
+		return answer === "on";
+	}
+
+	/** The due summaries per session, with what they would read. */
+	async backlogOf(service: HistoryService): Promise<ReadonlyMap<string, SessionBacklog>> {
+		return backlogOf(await service.summaryBacklog());
 	}
 
 	/** Runs `start` once Pi is idle (a timer after `agent_end`); a cancel before then drops it. */
@@ -197,6 +271,23 @@ export class HistoryRuntime {
 			this.problems.push(`ingest: ${(err as Error).message}`);
 		}
 	}
+}
+
+/** The backfill question put to the person: `on`/`off` is their answer (kept), `undefined` none (dismissed, timed out). */
+export type BackfillQuestion = (
+	question: { readonly title: string; readonly backlog: Backlog; readonly threshold: number },
+	signal: AbortSignal,
+) => Promise<"on" | "off" | undefined>;
+
+/** The archives of one session only: a pass that must not touch past sessions sees nothing else. */
+function sessionOnly(state: ArchiveState, sessionId: string): ArchiveState {
+	const archive = state.sessions[sessionId];
+	return { sessions: archive ? { [sessionId]: archive } : {} };
+}
+
+/** TEMPORARY until the service reports input sizes. */
+function backlogOf(due: ReadonlyMap<string, number>): Map<string, SessionBacklog> {
+	return new Map([...due].map(([id, n]) => [id, { due: n, inputChars: 0 }]));
 }
 
 /** What a person should hear about a migration: copies made and records that could not be read. */

@@ -1,0 +1,88 @@
+/**
+ * Whose summaries a pass may make. The seed wants the discovered history summarized, but every
+ * summary is a paid model call: a history of hundreds of sessions is thousands of calls. So the
+ * current session's summaries always proceed, and the backlog of past sessions ("backfill") runs
+ * only when it is small or the person agreed, once per workspace.
+ */
+
+/** A backlog above this many calls is not started without the person's answer. */
+export const DEFAULT_BACKFILL_THRESHOLD = 50;
+
+/** What the workspace remembers (`.pi/pbot/settings.json`). */
+export interface BackfillSettings {
+	/** The person's answer: `on` makes past sessions' summaries, `off` only the current session's; absent = not asked. */
+	readonly backfill?: "on" | "off";
+	/** Calls above which the person is asked first. */
+	readonly threshold: number;
+}
+
+/** Where the settings are kept (the workspace's `.pi/pbot/settings.json`, or memory in tests). */
+export interface BackfillSettingsStore {
+	load(): Promise<BackfillSettings>;
+	/** Stores these fields over what is stored. */
+	save(change: Partial<BackfillSettings>): Promise<void>;
+}
+
+/** One session's due summaries and an estimate of what making them reads. */
+export interface SessionBacklog {
+	readonly due: number;
+	/** Characters the model would read for them (an estimate: see `summaryBacklog`). */
+	readonly inputChars: number;
+}
+
+/** The backlog split into the current session's and the past sessions'. */
+export interface Backlog {
+	readonly currentCalls: number;
+	readonly pastCalls: number;
+	readonly pastSessions: number;
+	/** Input tokens the past sessions' calls would send, roughly (4 characters a token, plus each call's prompt). */
+	readonly pastTokens: number;
+}
+
+/** What a pass does: everything due, only the current session's, or ask the person first. */
+export type BackfillScope = "all" | "current" | "ask";
+
+/** Characters per token for the estimate shown to a person (the usual English figure; CJK text is denser). */
+const CHARS_PER_TOKEN = 4;
+/** Tokens of system prompt and framing each call sends besides its input. */
+const PROMPT_TOKENS_PER_CALL = 250;
+
+export function splitBacklog(backlog: ReadonlyMap<string, SessionBacklog>, currentSessionId: string | undefined): Backlog {
+	let currentCalls = 0;
+	let pastCalls = 0;
+	let pastSessions = 0;
+	let pastChars = 0;
+	for (const [id, b] of backlog) {
+		if (b.due === 0) continue;
+		if (id === currentSessionId) currentCalls += b.due;
+		else {
+			pastCalls += b.due;
+			pastSessions++;
+			pastChars += b.inputChars;
+		}
+	}
+	return { currentCalls, pastCalls, pastSessions, pastTokens: Math.round(pastChars / CHARS_PER_TOKEN) + pastCalls * PROMPT_TOKENS_PER_CALL };
+}
+
+/**
+ * The scope of the next pass: the person's stored answer if there is one; otherwise everything
+ * when the past sessions' backlog is at most the threshold, and "ask" when it is above.
+ */
+export function backfillScope(backlog: Backlog, settings: BackfillSettings): BackfillScope {
+	if (settings.backfill === "on") return "all";
+	if (settings.backfill === "off") return "current";
+	return backlog.pastCalls <= settings.threshold ? "all" : "ask";
+}
+
+/** "1,649 summaries of 212 past sessions (about 2.1M input tokens)": the backlog as a person reads it. */
+export function describeBacklog(backlog: Backlog): string {
+	const calls = `${backlog.pastCalls.toLocaleString("en-US")} ${backlog.pastCalls === 1 ? "summary" : "summaries"}`;
+	const sessions = `${backlog.pastSessions.toLocaleString("en-US")} past ${backlog.pastSessions === 1 ? "session" : "sessions"}`;
+	return `${calls} of ${sessions} (about ${compactTokens(backlog.pastTokens)} input tokens)`;
+}
+
+function compactTokens(n: number): string {
+	if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+	if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
+	return n.toLocaleString("en-US");
+}

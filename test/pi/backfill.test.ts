@@ -1,0 +1,168 @@
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { afterEach, describe, expect, it } from "vitest";
+import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
+import { SETTINGS_FILE } from "../../src/storage/history-files/settingsFile.ts";
+import { type PiHarness, recordingUi, startPi } from "../helpers/pi.ts";
+
+const harnesses: PiHarness[] = [];
+afterEach(async () => {
+	for (const h of harnesses.splice(0).reverse()) await h.dispose();
+});
+
+const isSummaryCall = (context: Context) => (context.systemPrompt ?? "").includes("You write summaries");
+const userText = (context: Context) => JSON.stringify(context.messages.map((m) => m.content));
+
+/**
+ * A workspace with `sessions` past sessions of eight Q&A each (two level-1 summaries due in each),
+ * written by Pi's SessionManager into Pi's native folder for it, and a settings file with
+ * `threshold` when one is given.
+ */
+async function pastHistory(sessions: number, threshold?: number): Promise<string> {
+	const root = await mkdtemp(join(tmpdir(), "pbot-backfill-"));
+	const workspace = join(root, "workspace");
+	const agentDir = join(root, "agent");
+	await mkdir(workspace, { recursive: true });
+	for (let s = 1; s <= sessions; s++) {
+		const sm = SessionManager.create(workspace, nativeSessionDir(workspace, agentDir));
+		for (let q = 1; q <= 8; q++) {
+			sm.appendMessage({ role: "user", content: [{ type: "text", text: `past session ${s} question ${q}` }], timestamp: Date.now() });
+			sm.appendMessage(fauxAssistantMessage(`past answer ${s}.${q}`));
+		}
+	}
+	if (threshold !== undefined) {
+		await mkdir(join(workspace, ".pi", "pbot"), { recursive: true });
+		await writeFile(join(workspace, SETTINGS_FILE), JSON.stringify({ format: "pbot-settings", version: 1, summaries: { threshold } }));
+	}
+	return root;
+}
+
+/**
+ * Pi over `root` with a faux model that counts summary calls, and a UI that answers the backfill
+ * question with `answer` (the row it picks), noting how many summary calls were made before it.
+ */
+async function piAnswering(root: string, answer: (options: string[]) => string | undefined, withUi = true) {
+	const asked: { title: string; callsBefore: number }[] = [];
+	const summaryCalls: Context[] = [];
+	const ui = recordingUi((title, options) => {
+		asked.push({ title, callsBefore: summaryCalls.length });
+		return answer(options);
+	});
+	const h = await startPi({ root, ...(withUi ? { uiContext: ui.ui } : {}) });
+	harnesses.push(h);
+	h.faux.setResponses(
+		Array.from({ length: 100 }, () => (context: Context) => {
+			if (isSummaryCall(context)) {
+				summaryCalls.push(context);
+				return fauxAssistantMessage("SUMMARY");
+			}
+			return fauxAssistantMessage("answer");
+		}),
+	);
+	/** Four questions (one summary due in this session), then the pass that follows. */
+	const fourQuestions = async () => {
+		for (let i = 1; i <= 4; i++) await h.session.prompt(`current question ${i}`);
+		await h.runtime.settled();
+		await waitForPass(h);
+	};
+	return { h, asked, summaryCalls, shown: ui.shown, fourQuestions };
+}
+
+/** The pass scheduled after the last turn has started and ended. */
+async function waitForPass(h: PiHarness): Promise<void> {
+	await new Promise((r) => setTimeout(r, 20));
+	await h.runtime.summariesSettled();
+}
+
+const pick = (prefix: string) => (options: string[]) => options.find((o) => o.startsWith(prefix));
+const settingsOf = async (root: string) => JSON.parse(await readFile(join(root, "workspace", SETTINGS_FILE), "utf8")) as { summaries: object };
+
+describe("summaries of past sessions ask first when the backlog is large", () => {
+	it("asks before any call, with the number of calls and an estimate of tokens; declining makes only this session's, and is remembered", async () => {
+		const root = await pastHistory(3, 4); // 6 calls due in past sessions, threshold 4
+		const { asked, summaryCalls, fourQuestions } = await piAnswering(root, pick("No:"));
+		await fourQuestions();
+		expect(asked).toHaveLength(1);
+		expect(asked[0]!.callsBefore).toBe(0);
+		expect(asked[0]!.title).toMatch(/6 summaries of 3 past sessions \(about [\d,.]+k? input tokens\)/);
+		// The session's own summary proceeds; no past session's is made.
+		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
+		expect(summaryCalls).toHaveLength(1);
+		expect(await settingsOf(root)).toEqual({ format: "pbot-settings", version: 1, summaries: { backfill: "off", threshold: 4 } });
+
+		// A new Pi process on the workspace does not ask again.
+		const again = await piAnswering(root, pick("Yes:"));
+		await again.fourQuestions();
+		expect(again.asked).toHaveLength(0);
+		expect(again.summaryCalls.map(userText).some((t) => t.includes("past session"))).toBe(false);
+	});
+
+	it("accepting makes the past sessions' summaries too, and is remembered", async () => {
+		const root = await pastHistory(3, 4);
+		const { asked, summaryCalls, fourQuestions } = await piAnswering(root, pick("Yes:"));
+		await fourQuestions();
+		expect(asked).toHaveLength(1);
+		expect(summaryCalls).toHaveLength(7);
+		expect(summaryCalls.filter((c) => userText(c).includes("past session"))).toHaveLength(6);
+		expect((await settingsOf(root)).summaries).toEqual({ backfill: "on", threshold: 4 });
+	});
+
+	it("a dismissed question makes only this session's summaries, says why, and is not asked again in this process", async () => {
+		const root = await pastHistory(3, 4);
+		const { h, asked, summaryCalls, fourQuestions } = await piAnswering(root, () => undefined);
+		await fourQuestions();
+		await fourQuestions();
+		expect(asked).toHaveLength(1);
+		expect(summaryCalls).toHaveLength(2);
+		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
+		expect(h.runtime.takeProblems().join("\n")).toContain("6 summaries of 3 past sessions");
+	});
+
+	it("a backlog at or below the threshold starts without a question", async () => {
+		const root = await pastHistory(2, 4); // 4 calls: not above 4
+		const { asked, summaryCalls, fourQuestions } = await piAnswering(root, pick("No:"));
+		await fourQuestions();
+		expect(asked).toHaveLength(0);
+		expect(summaryCalls).toHaveLength(5);
+	});
+
+	it("print mode (no UI) makes only the current session's summaries, and stores no answer", async () => {
+		const root = await pastHistory(3, 4);
+		const { summaryCalls, fourQuestions } = await piAnswering(root, pick("Yes:"), false);
+		await fourQuestions();
+		expect(summaryCalls).toHaveLength(1);
+		expect(userText(summaryCalls[0]!)).toContain("current question");
+		expect((await settingsOf(root)).summaries).toEqual({ threshold: 4 });
+	});
+});
+
+describe("/pbot summaries", () => {
+	it("shows the backlog and the answer, switches backfill on and off, and sets the threshold", async () => {
+		const root = await pastHistory(3);
+		const { h, shown } = await piAnswering(root, () => undefined);
+		await h.runtime.settled();
+		const said = async (command: string) => {
+			const before = shown.length;
+			await h.session.prompt(command);
+			return shown
+				.slice(before)
+				.filter((s) => s.kind.startsWith("notify"))
+				.map((s) => `${s.kind}: ${s.text}`)
+				.join("\n");
+		};
+		const status = await said("/pbot summaries");
+		expect(status).toContain("This session: 0 summaries due");
+		expect(status).toMatch(/Past sessions: 6 summaries of 3 past sessions \(about [\d,.]+k? input tokens\) due/);
+		expect(status).toContain("Not asked yet: a backlog above 50 call(s)");
+		expect(await said("/pbot summaries on")).toContain("on for this workspace");
+		expect(await said("/pbot summaries")).toContain("Past sessions are summarized (on)");
+		expect(await said("/pbot summaries off")).toContain("off for this workspace");
+		expect(await said("/pbot summaries threshold 200")).toContain("above 200 call(s)");
+		expect((await settingsOf(root)).summaries).toEqual({ backfill: "off", threshold: 200 });
+		expect(await said("/pbot summaries threshold lots")).toMatch(/^notify:warning: .*threshold is a number/);
+		expect(await said("/pbot summaries maybe")).toMatch(/^notify:warning: Usage: \/pbot summaries/);
+	});
+});
