@@ -46,7 +46,7 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		// Open the first child (a Q&A), see its body, go back, close.
 		press("Enter");
 		await see(/Q&A .*·/, "the viewer on a Q&A");
-		await see("## Answer");
+		await see(/^ *Answer \(/m, "the Answer heading, rendered");
 		press("BSpace");
 		await see("Children 2");
 		press("q");

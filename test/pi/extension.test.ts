@@ -266,6 +266,45 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		await command;
 	});
 
+	it("hit rows lead with each node's own words, the selected hit's match is highlighted, and the viewer renders Markdown with the matches marked", async () => {
+		const recorder = recordingUi();
+		const h = await pi({ uiContext: recorder.ui });
+		h.faux.setResponses([
+			fauxAssistantMessage("## Plan\n\n- feed the **Otter** at noon\n- clean the pool"),
+			fauxAssistantMessage("They sleep in holts."),
+			fauxAssistantMessage("About a metre."),
+		]);
+		await h.session.prompt("What is the otter feeding plan?");
+		await h.session.prompt("Where do otters sleep?");
+		await h.session.prompt("How big is an OTTER?");
+		const command = h.session.prompt("/pbot history otter");
+		await waitFor(() => recorder.hasCustom(), "the picker to be shown");
+		const picker = (await recorder.openCustom(40)) as HistoryPicker;
+		const rows = picker
+			.render(160)
+			.filter((line) => /\[Q&A\]/.test(line))
+			.map((line) => line.replace(/^\W*\d+\. \[Q&A\] /, ""));
+		// Newest first; each row starts with its own question, the session after it.
+		expect(rows.map((r) => r.split("  ·  ")[0])).toEqual(["How big is an OTTER?", "Where do otters sleep?", "What is the otter feeding plan?"]);
+		expect(rows[0]?.split("  ·  ")[1]).toBe("What is the otter feeding plan?"); // the session's title
+		expect(picker.render(160).join("\n")).toContain("match: How big is an >OTTER<?");
+		picker.handleInput("\x1b[B");
+		picker.handleInput("\x1b[B");
+		expect(picker.render(160).join("\n")).toContain("match: What is the >otter< feeding plan?");
+		picker.handleInput("\r");
+		await waitFor(() => recorder.hasCustom(), "the viewer to be shown");
+		const viewer = (await recorder.openCustom(40)) as HistoryViewer;
+		const screen = viewer.render(100).join("\n");
+		expect(screen).toContain("What is the >otter< feeding plan?");
+		expect(screen).toContain("feed the >Otter< at noon");
+		// Markdown, not its source: the heading without its hashes, the bold without its stars.
+		expect(screen).toMatch(/^Plan *$/m);
+		expect(screen).not.toContain("## Plan");
+		expect(screen).not.toContain("**");
+		viewer.handleInput("q");
+		await command;
+	});
+
 	it("offers 'history' and 'summaries' as the argument completions", async () => {
 		const h = await pi();
 		const command = h.session.extensionRunner.getCommand("pbot")!;

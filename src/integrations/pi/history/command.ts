@@ -1,12 +1,13 @@
-import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionCommandContext, getMarkdownTheme } from "@mariozechner/pi-coding-agent";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
-import type { ReadResult, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
+import type { ReadResult, SearchHit, SearchResult, SessionListResult } from "../../../services/history/query/types.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
-import { HistoryViewer, refKind, span } from "./viewer.ts";
+import { HistoryViewer, refKind, span, type ViewerTheme } from "./viewer.ts";
 import { printable } from "../../../services/history/query/printable.ts";
 import { HistoryPicker } from "./picker.ts";
+import type { MarkdownTheme } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
 
 const USAGE = "Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]";
@@ -77,12 +78,15 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 	if (!ctx.hasUI) return print(hitsText(result));
 	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${printable(result.query)}". Try other words or a shorter phrase.`, "info");
 	const items: { value: string; label: string }[] = [];
+	const hits = new Map<string, SearchHit>();
 	for (const group of result.groups) {
 		for (const hit of group.hits) {
+			// The node's own words first (hits of one session differ there), then where and when.
 			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
+			hits.set(hit.id, hit);
 			items.push({
 				value: hit.id,
-				label: `${String(items.length + 1).padStart(2)}. [${level}] ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}  ·  ${printable(hit.snippet.replace(/\s+/g, " "))}`,
+				label: `${String(items.length + 1).padStart(2)}. [${level}] ${printable(hit.preview)}  ·  ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}`,
 			});
 		}
 	}
@@ -90,17 +94,38 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 		ctx,
 		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level; times UTC)`,
 		items,
+		(value, theme) => {
+			const hit = hits.get(value);
+			return hit ? `${theme.fg("muted", "match:")} ${highlightSnippet(hit, theme)}` : undefined;
+		},
 	);
-	if (picked) await view(ctx, service, picked);
+	if (picked) await view(ctx, service, picked, result.query);
+}
+
+/** A hit's snippet on one line with its match shown in reverse video (shown, never obeyed, on both sides of it). */
+export function highlightSnippet(hit: Pick<SearchHit, "snippet" | "match">, theme: ViewerTheme): string {
+	const { start, length } = hit.match;
+	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
+	return `${flat(hit.snippet.slice(0, start))}${theme.inverse(flat(hit.snippet.slice(start, start + length)))}${flat(hit.snippet.slice(start + length))}`;
 }
 
 /**
  * A row chosen in a picker that fits the terminal (`HistoryPicker`); where custom components are
  * not available (RPC), Pi's own select with the same rows. `undefined`: closed without a choice.
  */
-async function pick(ctx: ExtensionCommandContext, title: string, items: readonly { value: string; label: string }[]): Promise<string | undefined> {
+async function pick(
+	ctx: ExtensionCommandContext,
+	title: string,
+	items: readonly { value: string; label: string }[],
+	detail?: (value: string, theme: ViewerTheme) => string | undefined,
+): Promise<string | undefined> {
 	const chosen = await ctx.ui.custom<{ readonly value: string | undefined }>((tui, theme, _keybindings, done) => {
-		return new HistoryPicker(title, items, { rows: () => tui.terminal.rows, theme, done: (value) => done({ value }) });
+		return new HistoryPicker(title, items, {
+			rows: () => tui.terminal.rows,
+			theme,
+			done: (value) => done({ value }),
+			...(detail ? { detail: (value: string) => detail(value, theme) } : {}),
+		});
 	});
 	if (chosen !== undefined) return chosen.value;
 	const labels = items.map((i) => i.label);
@@ -109,7 +134,7 @@ async function pick(ctx: ExtensionCommandContext, title: string, items: readonly
 }
 
 /** Opens the viewer; where `custom()` is not available (RPC), falls back to select + editor. */
-async function view(ctx: ExtensionCommandContext, service: HistoryService, id: string): Promise<void> {
+async function view(ctx: ExtensionCommandContext, service: HistoryService, id: string, highlight?: string): Promise<void> {
 	const load = (nodeId: string, offset: number, childrenOffset: number) => service.read({ id: nodeId, offset, childrenOffset });
 	const first = await load(id, 0, 0);
 	const closed = await ctx.ui.custom<typeof CLOSED>((tui, theme, _keybindings, done) => {
@@ -119,6 +144,8 @@ async function view(ctx: ExtensionCommandContext, service: HistoryService, id: s
 			theme,
 			done: () => done(CLOSED),
 			redraw: () => tui.requestRender(),
+			markdown: markdownThemeFor(theme),
+			...(highlight !== undefined ? { highlight } : {}),
 		});
 	});
 	if (closed !== CLOSED) await viewWithDialogs(ctx, service, first);
@@ -144,6 +171,26 @@ async function viewWithDialogs(ctx: ExtensionCommandContext, service: HistorySer
 		}
 		const link = links[options.indexOf(choice)];
 		if (link) trail.push(await service.read({ id: link.r.id }));
+	}
+}
+
+/**
+ * Pi's Markdown theme where Pi's interactive theme is set up; elsewhere (a headless host) the same
+ * structure with only bold from the component's theme.
+ */
+function markdownThemeFor(theme: ViewerTheme): MarkdownTheme {
+	try {
+		const md = getMarkdownTheme();
+		md.heading(""); // throws when Pi's theme is not initialised
+		return md;
+	} catch {
+		const same = (text: string) => text;
+		return {
+			heading: (text) => theme.bold(text),
+			bold: (text) => theme.bold(text),
+			...{ link: same, linkUrl: same, code: same, codeBlock: same, codeBlockBorder: same, quote: same, quoteBorder: same, hr: same, listBullet: same },
+			...{ italic: same, strikethrough: same, underline: same },
+		};
 	}
 }
 

@@ -1,4 +1,4 @@
-import { Key, matchesKey, SelectList, truncateToWidth, type Component, type SelectItem } from "@mariozechner/pi-tui";
+import { Key, matchesKey, SelectList, truncateToWidth, wrapTextWithAnsi, type Component, type SelectItem } from "@mariozechner/pi-tui";
 import type { ViewerTheme } from "./viewer.ts";
 
 export interface PickerOptions {
@@ -7,12 +7,16 @@ export interface PickerOptions {
 	readonly theme: ViewerTheme;
 	/** The chosen item's value, or `undefined` when the person closed the picker. */
 	readonly done: (value: string | undefined) => void;
+	/** More about the selected row, shown under the list (up to `DETAIL_ROWS` lines): a hit's match in its context. */
+	readonly detail?: (value: string) => string | undefined;
 }
 
 /** Terminal rows left to Pi around the picker (its editor, status and footer lines). */
 const RESERVED_ROWS = 8;
 /** Title, position, the list's scroll line, blank, key hint. */
 const OWN_ROWS = 5;
+/** Lines of the selected row's detail, when there is one. */
+const DETAIL_ROWS = 2;
 const HINT = "↑↓ move · Enter open · Esc close";
 
 /**
@@ -49,8 +53,19 @@ export class HistoryPicker implements Component {
 			this.list.setSelectedIndex(selected);
 		}
 		const position = `${this.selectedIndex + 1} of ${this.items.length}`;
-		const lines = [t.fg("accent", t.bold(this.title)), t.fg("dim", position), ...this.list.render(width), "", t.fg("dim", HINT)];
+		const lines = [t.fg("accent", t.bold(this.title)), t.fg("dim", position), ...this.list.render(width), "", ...this.detailLines(width), t.fg("dim", HINT)];
 		return lines.map((line) => truncateToWidth(line, Math.max(1, width)));
+	}
+
+	/** The selected row's detail, wrapped to at most `DETAIL_ROWS` lines (the last cut with `…`). */
+	private detailLines(width: number): string[] {
+		if (!this.options.detail) return [];
+		const value = this.list.getSelectedItem()?.value;
+		const text = value === undefined ? undefined : this.options.detail(value);
+		if (!text) return [];
+		const wrapped = wrapTextWithAnsi(text, Math.max(10, width));
+		if (wrapped.length > DETAIL_ROWS) wrapped[DETAIL_ROWS - 1] = truncateToWidth(`${wrapped[DETAIL_ROWS - 1]} ${wrapped[DETAIL_ROWS]}`, Math.max(10, width));
+		return wrapped.slice(0, DETAIL_ROWS);
 	}
 
 	handleInput(data: string): void {
@@ -66,7 +81,8 @@ export class HistoryPicker implements Component {
 	}
 
 	private windowRows(): number {
-		return Math.max(3, Math.min(this.items.length, this.options.rows() - RESERVED_ROWS - OWN_ROWS));
+		const own = OWN_ROWS + (this.options.detail ? DETAIL_ROWS : 0);
+		return Math.max(3, Math.min(this.items.length, this.options.rows() - RESERVED_ROWS - own));
 	}
 
 	private makeList(rows: number): SelectList {

@@ -1,4 +1,5 @@
-import { Key, matchesKey, truncateToWidth, wrapTextWithAnsi, type Component } from "@mariozechner/pi-tui";
+import { Key, Markdown, type MarkdownTheme, matchesKey, truncateToWidth, wrapTextWithAnsi, type Component } from "@mariozechner/pi-tui";
+import { highlightMatches } from "./highlight.ts";
 import type { NodeRef, ReadResult } from "../../../services/history/query/types.ts";
 import { printable } from "../../../services/history/query/printable.ts";
 
@@ -23,6 +24,10 @@ export interface ViewerOptions {
 	readonly redraw: () => void;
 	/** Reports a failed read to the person; the viewer stays open. */
 	readonly onError?: (message: string) => void;
+	/** Renders bodies as Markdown (headings, lists, code) with this theme; plain wrapped text without. */
+	readonly markdown?: MarkdownTheme;
+	/** The search that led here: its matches are shown in reverse video in every body. */
+	readonly highlight?: string;
 }
 
 /** One opened node: what has been loaded of its body and children so far. */
@@ -36,6 +41,8 @@ interface Page {
 	scroll: number;
 	/** Selected link: index into parents followed by children. */
 	selected: number;
+	/** The body's lines as last rendered, for this width and this much body (a render per key is not re-parsed). */
+	rendered?: { readonly width: number; readonly length: number; readonly lines: string[] };
 }
 
 /** The keys, most needed first: on a narrow terminal the line is cut at its end, and "q close" must stay. */
@@ -147,12 +154,18 @@ export class HistoryViewer implements Component {
 	}
 
 	private bodyLines(): string[] {
-		const body = this.page.body;
-		const text = body === "" ? (this.page.first.ready ? "(empty)" : "(this summary has not been generated yet; its children are readable below)") : body;
+		const p = this.page;
+		if (p.body === "") return [p.first.ready ? "(empty)" : "(this summary has not been generated yet; its children are readable below)"];
+		if (p.rendered?.width === this.width && p.rendered.length === p.body.length) return p.rendered.lines;
 		// Shown, never obeyed: an escape sequence in a question cannot clear or retitle Pi's screen.
-		return printable(text)
-			.split("\n")
-			.flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, this.width)));
+		// (Made printable before the marks go in: the marks are the only escapes in the text.)
+		let text = printable(p.body);
+		if (this.options.highlight) text = highlightMatches(text, this.options.highlight, (match) => this.options.theme.inverse(match));
+		const lines = this.options.markdown
+			? new Markdown(text, 0, 0, this.options.markdown).render(this.width)
+			: text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, this.width)));
+		p.rendered = { width: this.width, length: p.body.length, lines };
+		return lines;
 	}
 
 	private bodyRows(): number {

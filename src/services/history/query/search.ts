@@ -17,7 +17,7 @@ import {
 	SEARCH_MAX_LIMIT,
 	type TimeWindow,
 } from "./params.ts";
-import { defaultSearchIndex, isQa, type SearchDocument, type SearchIndex } from "./searchIndex.ts";
+import { defaultSearchIndex, hitPreview, isQa, type SearchDocument, type SearchIndex } from "./searchIndex.ts";
 import { compareIds, listSessions } from "./sessions.ts";
 import { snippetAround, timeMs } from "./text.ts";
 import type { HitGroup, PageInfo, SearchHit, SearchParams, SearchResult, SessionListResult } from "./types.ts";
@@ -145,6 +145,7 @@ export function hitOf(
 		sessionTitle: sessionInfo(archive).title,
 		startedAt: doc.startedAt,
 		endedAt: doc.endedAt,
+		preview: hitPreview(index.textOf(doc)),
 		snippet: snippet.text,
 		match: snippet.match,
 		ready: true,

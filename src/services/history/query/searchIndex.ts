@@ -6,6 +6,7 @@
 import type { SummaryRecord } from "../projections/archive.ts";
 import type { QaNode } from "../model/types.ts";
 import { foldText, originalRange, type FoldedText } from "./fold.ts";
+import { oneLine } from "./text.ts";
 
 /** What search matches: a Q&A original or a summary. */
 export type SearchDocument = QaNode | SummaryRecord;
@@ -29,6 +30,17 @@ export const PART_SEPARATOR = "\n\n";
 export function searchableText(doc: SearchDocument): string {
 	if (isQa(doc)) return doc.parts.map((p) => p.text).join(PART_SEPARATOR);
 	return doc.status === "ready" ? (doc.text ?? "") : "";
+}
+
+/**
+ * A hit's lead line: the start of its document's own text — a Q&A's first paragraph (its
+ * question, as a rule), a summary's text — so hits of one session are told apart by what they
+ * say. From the searchable text alone, so the projection's hits and the plain scan's agree.
+ */
+export function hitPreview(searchable: string): string {
+	const cut = searchable.indexOf(PART_SEPARATOR);
+	const lead = oneLine(cut > 0 ? searchable.slice(0, cut) : searchable);
+	return lead === "" ? oneLine(searchable) : lead;
 }
 
 export function isQa(doc: SearchDocument): doc is QaNode {

@@ -54,6 +54,8 @@ export interface SearchHit {
 	readonly sessionTitle: string;
 	readonly startedAt: string;
 	readonly endedAt: string;
+	/** The start of the node's own text, one line (`hitPreview`): what a list of hits leads with. */
+	readonly preview: string;
 	/** About 80 characters each side of the first match, original characters, `…` where cut. */
 	readonly snippet: string;
 	/** Where the match is in `snippet` (UTF-16 offsets). */

@@ -1,4 +1,5 @@
 import { foldText, originalRange } from "../../query/fold.ts";
+import { hitPreview } from "../../query/searchIndex.ts";
 import { snippetAround } from "../../query/text.ts";
 import type { SearchHit } from "../../query/types.ts";
 import type { DocMeta, SessionText } from "./sessionText.ts";
@@ -31,6 +32,7 @@ export function shownHit(
 		sessionTitle: head.header.session.title,
 		startedAt: meta.startedAt,
 		endedAt: meta.endedAt,
+		preview: hitPreview(original),
 		snippet: snippet.text,
 		match: snippet.match,
 		ready: true,
