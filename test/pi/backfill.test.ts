@@ -139,6 +139,17 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 	});
 });
 
+describe("the footer during long work", () => {
+	it("shows the start-up ingest's progress from 0 of N, and clears it at the end", async () => {
+		const root = await pastHistory(6);
+		const { h, shown } = await piAnswering(root, () => undefined);
+		await h.runtime.settled();
+		const statuses = shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
+		expect(statuses[0]).toBe("pbot: reading sessions 0/6");
+		expect(statuses.at(-1)).toBe("(cleared)");
+	});
+});
+
 describe("/pbot summaries", () => {
 	it("shows the backlog and the answer, switches backfill on and off, and sets the threshold", async () => {
 		const root = await pastHistory(3);

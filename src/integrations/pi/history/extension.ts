@@ -23,7 +23,7 @@ export function createPbotHistory(runtime: HistoryRuntime = new HistoryRuntime()
 		registerHistoryCommand(pi, runtime);
 		registerHistoryTool(pi, runtime);
 		pi.on("session_start", async (_event, ctx) => {
-			runtime.start(sessionFactsOf(ctx));
+			runtime.start(sessionFactsOf(ctx), ctx.hasUI ? (text) => ctx.ui.setStatus("pbot-progress", text) : undefined);
 		});
 		pi.on("agent_end", async (event, ctx) => {
 			const facts = sessionFactsOf(ctx);

@@ -7,7 +7,6 @@ import {
 	type BackfillSettings,
 	type BackfillSettingsStore,
 	describeBacklog,
-	type SessionBacklog,
 	splitBacklog,
 } from "../../../services/history/summaries/backfill.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
@@ -43,6 +42,10 @@ export class HistoryRuntime {
 	private summaryTimer: NodeJS.Timeout | undefined;
 	/** The last "why nothing runs" said in the status line, so it is said once. */
 	private lastIdleReason: string | undefined;
+	/** Where long work's progress is shown (Pi's footer), set at each session start; nowhere without a UI. */
+	private progressStatus: ((text: string | undefined) => void) | undefined;
+	/** When progress was last shown (it is shown at most every `PROGRESS_EVERY_MS`). */
+	private progressShownAt = 0;
 	/** Workspaces whose backfill question went unanswered in this process: not asked again until the next one. */
 	private readonly unanswered = new Set<string>();
 
@@ -65,6 +68,7 @@ export class HistoryRuntime {
 				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
+				progress: (work, done, total) => this.showProgress(work, done, total),
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));
@@ -77,8 +81,10 @@ export class HistoryRuntime {
 	/**
 	 * `session_start`: follow the current file and ingest what is there, in the background (a
 	 * large history must not hold up Pi's start; a query waits for it anyway, see `refresh`).
+	 * `status` shows the progress of long work (reading many files, making search text again).
 	 */
-	start(facts: PiSessionFacts): void {
+	start(facts: PiSessionFacts, status?: (text: string | undefined) => void): void {
+		this.progressStatus = status;
 		const service = this.serviceFor(facts);
 		this.follow(facts);
 		this.pending = this.pending.then(() => this.ingest(service));
@@ -175,7 +181,7 @@ export class HistoryRuntime {
 			this.problems.push(`settings: ${(err as Error).message}; only this session's summaries are made`);
 			return false;
 		}
-		const backlog = splitBacklog(await this.backlogOf(service), facts.sessionId);
+		const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId);
 		const scope = backfillScope(backlog, stored);
 		if (scope !== "ask") return scope === "all";
 		if (!ask || this.unanswered.has(facts.cwd)) return false;
@@ -198,9 +204,22 @@ export class HistoryRuntime {
 		return answer === "on";
 	}
 
-	/** The due summaries per session, with what they would read. */
-	async backlogOf(service: HistoryService): Promise<ReadonlyMap<string, SessionBacklog>> {
-		return backlogOf(await service.summaryBacklog());
+	/**
+	 * Progress of an ingest or a projection rebuild in the footer: from 0 of N, at most every
+	 * `PROGRESS_EVERY_MS`, cleared at N of N. Work of fewer than `PROGRESS_MIN` items (the file of
+	 * the turn that just ended) is not shown: it would only flicker.
+	 */
+	private showProgress(work: "sessions" | "search text", done: number, total: number): void {
+		const status = this.progressStatus;
+		if (!status || total < PROGRESS_MIN) return;
+		const now = Date.now();
+		if (done > 0 && done < total && now - this.progressShownAt < PROGRESS_EVERY_MS) return;
+		this.progressShownAt = now;
+		try {
+			status(done >= total ? undefined : `pbot: ${work === "sessions" ? "reading sessions" : "making search text"} ${done}/${total}`);
+		} catch {
+			// a stale Pi context after a switch: the status no longer matters
+		}
 	}
 
 	/** Runs `start` once Pi is idle (a timer after `agent_end`); a cancel before then drops it. */
@@ -273,6 +292,10 @@ export class HistoryRuntime {
 	}
 }
 
+/** Work of fewer items than this shows no progress. */
+const PROGRESS_MIN = 5;
+const PROGRESS_EVERY_MS = 100;
+
 /** The backfill question put to the person: `on`/`off` is their answer (kept), `undefined` none (dismissed, timed out). */
 export type BackfillQuestion = (
 	question: { readonly title: string; readonly backlog: Backlog; readonly threshold: number },
@@ -283,11 +306,6 @@ export type BackfillQuestion = (
 function sessionOnly(state: ArchiveState, sessionId: string): ArchiveState {
 	const archive = state.sessions[sessionId];
 	return { sessions: archive ? { [sessionId]: archive } : {} };
-}
-
-/** TEMPORARY until the service reports input sizes. */
-function backlogOf(due: ReadonlyMap<string, number>): Map<string, SessionBacklog> {
-	return new Map([...due].map(([id, n]) => [id, { due: n, inputChars: 0 }]));
 }
 
 /** What a person should hear about a migration: copies made and records that could not be read. */

@@ -37,7 +37,7 @@ export async function summariesCommand(args: readonly string[], facts: PiSession
 
 	await runtime.settled();
 	const service = runtime.serviceFor(facts);
-	const backlog = splitBacklog(await runtime.backlogOf(service), facts.sessionId);
+	const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId);
 	const stored = await settings.load();
 	return { text: statusText(backlog, stored.backfill, stored.threshold), level: "info" };
 }

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { piAgentDir } from "./agentDir.ts";
-import { HistoryService } from "../../../services/history/service/historyService.ts";
+import { HistoryService, type ProgressListener } from "../../../services/history/service/historyService.ts";
 import type { SessionDiscovery } from "../../../services/history/service/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../../storage/history-files/index.ts";
@@ -22,6 +22,8 @@ export interface WorkspaceHistoryOptions {
 	readonly migrate?: boolean;
 	/** What the migration did (or why it failed), once, when the service loads. */
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
+	/** Told how far long work is (session files read, projection files made again). */
+	readonly progress?: ProgressListener;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
@@ -43,6 +45,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		sessionDirs: [...(options.sessionDirs ?? []), ...(options.scanDirs ?? [])],
 		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
 		...(options.onMigration ? { onMigration: options.onMigration } : {}),
+		...(options.progress ? { progress: options.progress } : {}),
 	});
 }
 
@@ -55,6 +58,8 @@ export interface CreateWorkspaceHistoryOptions {
 	readonly sessionDirs?: readonly string[];
 	readonly migrate?: boolean;
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
+	/** Told how far long work is (files read, projection files made again): Pi's footer shows it. */
+	readonly progress?: ProgressListener;
 }
 
 /**
@@ -74,5 +79,6 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		discovery,
 		checkpoints: workspaceCheckpointStore(workspace),
 		text: workspaceTextStore(workspace),
+		...(options.progress ? { progress: options.progress } : {}),
 	});
 }

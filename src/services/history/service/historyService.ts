@@ -1,4 +1,6 @@
 import type { HistoryEvent } from "../model/events.ts";
+import { CHUNK_SIZE } from "../model/hierarchy.ts";
+import type { SessionBacklog } from "../summaries/backfill.ts";
 import type { ArchiveState, SessionArchive } from "../projections/archive.ts";
 import { buildQueryView, type QueryView } from "../projections/queryView.ts";
 import { memoryTextStore } from "../projections/text/memoryTextStore.ts";
@@ -29,7 +31,12 @@ export interface HistoryServiceOptions {
 	readonly text?: TextStore;
 	/** The longest session-file line read (default `MAX_LINE_BYTES`, 128 MB); a longer one is rejected alone. */
 	readonly maxLineBytes?: number;
+	/** Told how far a long piece of work is: session files read by an ingest, projection files made again. */
+	readonly progress?: ProgressListener;
 }
+
+/** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
+export type ProgressListener = (work: "sessions" | "search text", done: number, total: number) => void;
 
 /**
  * The one service behind the CLI, the slash command and the tool: it ingests the workspace's
@@ -75,6 +82,7 @@ export class HistoryService {
 			texts: options.text ?? memoryTextStore(),
 			warn,
 			unreadable,
+			...(options.progress ? { progress: (done: number, total: number) => options.progress?.("search text", done, total) } : {}),
 		});
 		this.writer = new SessionWriter({
 			current: (id) => this.archives.held.get(id),
@@ -134,12 +142,30 @@ export class HistoryService {
 		return this.archives.held.state();
 	}
 
-	/** Summaries due (pending or stale) per session that has any, from the text projection: no archive is read. */
-	async summaryBacklog(): Promise<ReadonlyMap<string, number>> {
+	/**
+	 * Summaries due (pending or stale) per session that has any, with an estimate of what making
+	 * them reads: four times the session's average Q&A text per call (a level-1 summary reads four
+	 * Q&A; a higher one reads four summaries, shorter, so this errs high). From the text
+	 * projection's rows: no archive is read.
+	 */
+	async summaryBacklog(): Promise<ReadonlyMap<string, SessionBacklog>> {
 		await this.projection.catchUp();
-		const due = new Map<string, number>();
-		for (const t of this.projection.sessions()) if ((t.header.session.summariesDue ?? 0) > 0) due.set(t.sessionId, t.header.session.summariesDue ?? 0);
-		return due;
+		const backlog = new Map<string, SessionBacklog>();
+		if (![...this.projection.sessions()].some((t) => (t.header.session.summariesDue ?? 0) > 0)) return backlog;
+		for (const head of await this.projection.withRows()) {
+			const due = head.header.session.summariesDue ?? 0;
+			if (due === 0) continue;
+			let qa = 0;
+			let bytes = 0;
+			for (let row = 0; row < head.docs; row++) {
+				if (head.level(row) !== 0) continue;
+				const [from, to] = head.originalRange(row);
+				qa++;
+				bytes += to - from;
+			}
+			backlog.set(head.sessionId, { due, inputChars: qa === 0 ? 0 : Math.round((due * CHUNK_SIZE * bytes) / qa) });
+		}
+		return backlog;
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */
@@ -218,7 +244,8 @@ export class HistoryService {
 				syncDeferred: () => this.writer.syncDeferred(),
 				...(this.options.checkpoints ? { saveCheckpoints: this.options.checkpoints.save.bind(this.options.checkpoints) } : {}),
 			};
-			return runIngest(ports, sources, skipUnchanged, warnings);
+			const progress = this.options.progress;
+			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined);
 		});
 	}
 

@@ -67,11 +67,18 @@ interface Todo {
  * One ingest over the discovered sources: picks the files to read (see `filesToRead`), reads the
  * next file while the current one is applied, keeps up to `MAX_PENDING_WRITES` archive writes in
  * flight, syncs the history folder once at the end, and only then saves the checkpoints that
- * vouch for what was written.
+ * vouch for what was written. `progress` is told 0 of the files to read first, then each one read.
  */
-export async function runIngest(ports: IngestRunPorts, sources: readonly SessionSource[], skipUnchanged: boolean, warnings: string[]): Promise<IngestReport> {
+export async function runIngest(
+	ports: IngestRunPorts,
+	sources: readonly SessionSource[],
+	skipUnchanged: boolean,
+	warnings: string[],
+	progress?: (done: number, total: number) => void,
+): Promise<IngestReport> {
 	const fresh = new Map<string, SourceCheckpoint>();
 	const todo = await filesToRead(ports, sources, skipUnchanged, fresh);
+	if (todo.length > 0) progress?.(0, todo.length);
 	const reports: SessionIngestReport[] = [];
 	/** Sessions whose archive write failed. */
 	const failed = new Set<string>();
@@ -125,6 +132,7 @@ export async function runIngest(ports: IngestRunPorts, sources: readonly Session
 		} catch (err) {
 			warnings.push(`${source.key}: ${(err as Error).message}`);
 		}
+		progress?.(k + 1, todo.length);
 	}
 	await Promise.all(writes);
 	// One folder sync for the whole ingest, before any checkpoint vouches for its archives.

@@ -17,6 +17,8 @@ export interface TextProjectionOptions {
 	readonly warn: (message: string) => void;
 	/** An archive could not be read for its projection (after `warn`): the service may extract it again. */
 	readonly unreadable?: (sessionId: string, error: Error) => void;
+	/** Told how far a catch-up that makes projection files again is (sessions looked at of all), once it makes one. */
+	readonly progress?: (done: number, total: number) => void;
 }
 
 /**
@@ -201,10 +203,12 @@ export class TextProjection {
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
 		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
-		const rebuilt = { missing: 0, damaged: 0 };
+		const rebuilt = { missing: 0, damaged: 0, made: 0 };
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
-		for (const id of ids) {
+		for (const [index, id] of ids.entries()) {
+			// Said only once projections are being made again (the slow case); a catch-up that finds them current says nothing.
+			if (rebuilt.made > 0) this.options.progress?.(index, ids.length);
 			const revision = revisions?.get(id);
 			const visited = visit !== undefined && (only === undefined || only === id);
 			const overlay = this.overlays.get(id);
@@ -233,6 +237,7 @@ export class TextProjection {
 				else if (!(read instanceof SessionText)) rebuilt.damaged++;
 				// (Behind its archive: what another process's write leaves; caught up silently.)
 				text = await this.rebuild(id, writes);
+				rebuilt.made++;
 				if (!text) continue;
 			}
 			if (head === undefined || !head.hasRows || head.revision !== text.revision) head = this.hold(text);
@@ -240,6 +245,7 @@ export class TextProjection {
 		}
 		// A session live in memory whose first archive write has not landed yet.
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
+		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
 		await Promise.all(writes);
 		await this.removeOrphans(live);
 		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision))
