@@ -233,9 +233,15 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		h.faux.setResponses([fauxAssistantMessage("The release branch is cut on Mondays.")]);
 		await h.session.prompt("When is the release branch cut?");
 		const printed: string[] = [];
-		// On stdout itself: print mode's output can be redirected to a file.
-		const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: unknown) => {
+		const redirected: string[] = [];
+		// On stdout itself: print mode's output can be redirected to a file. As Pi's print mode does,
+		// `process.stdout.write` is replaced by a redirect to stderr; the stream's own write is stdout.
+		const raw = vi.spyOn(Object.getPrototypeOf(process.stdout) as { write: (chunk: unknown) => boolean }, "write").mockImplementation((chunk: unknown) => {
 			printed.push(String(chunk).replace(/\n$/, ""));
+			return true;
+		});
+		const takeover = vi.spyOn(process.stdout, "write").mockImplementation((chunk: unknown) => {
+			redirected.push(String(chunk));
 			return true;
 		});
 		try {
@@ -243,8 +249,10 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 			await h.session.prompt("/pbot history MONDAYS");
 			await h.session.prompt("/pbot nonsense");
 		} finally {
-			spy.mockRestore();
+			takeover.mockRestore();
+			raw.mockRestore();
 		}
+		expect(redirected.join("")).not.toContain("MONDAYS");
 		expect(printed[0]).toMatch(/Sessions 1–1 of 1/);
 		expect(printed[1]).toMatch(/1 hit\(s\) for "MONDAYS"/);
 		expect(printed[2]).toBe("Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]");

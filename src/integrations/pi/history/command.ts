@@ -200,9 +200,14 @@ function say(ctx: ExtensionCommandContext, message: string, level: "info" | "war
 }
 
 /**
- * Print mode has no UI: results go to stdout itself (`pi -p '/pbot history x' > file` captures them;
- * Pi sends `console.log` to stderr there), shown, never obeyed (a terminal, often).
+ * Print mode has no UI: results go to stdout itself, so `pi -p '/pbot history x' > file` captures
+ * them; shown, never obeyed (a terminal, often). Pi's print mode keeps stdout for its answer by
+ * replacing `process.stdout.write` with a redirect to stderr; the stream's own `write` (from its
+ * prototype, what Pi itself prints the answer with) still reaches stdout.
  */
 function print(text: string): void {
-	process.stdout.write(`${printable(text)}\n`);
+	const stdout = process.stdout;
+	const taken = Object.hasOwn(stdout, "write");
+	const write = taken ? (Object.getPrototypeOf(stdout) as { write: typeof stdout.write }).write : stdout.write;
+	write.call(stdout, `${printable(text)}\n`);
 }
