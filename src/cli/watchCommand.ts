@@ -1,6 +1,9 @@
 import { watch, type FSWatcher } from "chokidar";
 import ndjson from "ndjson";
+import { Writable } from "node:stream";
+import { finished } from "node:stream/promises";
 import type { Subscription } from "rxjs";
+import { LiveIngest } from "../services/history/service/liveIngest.ts";
 import { fileDiscovery, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { tailSessionFile } from "../integrations/pi/history/tailSessionFile.ts";
 import type { HistoryEvent } from "../services/history/model/events.ts";
@@ -31,31 +34,39 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
 	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);
 
+	// The events as an NDJSON stream piped to stdout: each chunk is one whole line, its newline
+	// included (which `stdout` keeps as it is), written in order as the events arrive.
 	const out = options.json ? ndjson.stringify() : undefined;
-	out?.on("data", (line: string | Buffer) => stdout(String(line).replace(/\n$/, "")));
+	out?.pipe(
+		new Writable({
+			write(chunk: Buffer | string, _encoding, done) {
+				stdout(String(chunk));
+				done();
+			},
+		}),
+	);
 
 	const tails = new Map<string, Subscription>();
 	// What is archived already is not news: following a file replays it first. (Known from the text
 	// projection: no archive is read.)
 	const shown = new Map<string, string>();
 	for (const [id, qa] of await service.archivedQa()) shown.set(id, qaState(qa.endMs, qa.completed));
-	// Archive writes of the live updates: waited for before the watch returns.
-	const writes = new Set<Promise<void>>();
+	// The live updates; their archive writes are waited for before the watch returns.
+	const live = new LiveIngest(service, {
+		onUpdateError: (err) => stderr(`warning: ${err.message}`),
+		onTailError: (err) => stderr(`warning: a tail stopped: ${err.message}`),
+	});
 	const follow = async () => {
 		const { sources } = await fileDiscovery(options.discovery).discover();
 		for (const source of sources) {
 			if (tails.has(source.key) || signal.aborted) continue;
+			const tail = tailSessionFile(source.key, {
+				...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}),
+				onError: (err) => stderr(`warning: ${source.key}: ${err.message}`),
+			});
 			tails.set(
 				source.key,
-				tailSessionFile(source.key, {
-					...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}),
-					onError: (err) => stderr(`warning: ${source.key}: ${err.message}`),
-				}).subscribe((events) => {
-					const write: Promise<void> = service
-						.applyEvents(events)
-						.catch((err: Error) => stderr(`warning: ${err.message}`))
-						.finally(() => writes.delete(write));
-					writes.add(write);
+				live.follow(tail, (events) => {
 					for (const event of events) {
 						if (out) out.write(event);
 						else showQa(event, shown, stdout);
@@ -78,8 +89,9 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	});
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
-	await Promise.all([...writes]);
+	await live.settled();
 	out?.end();
+	if (out) await finished(out);
 }
 
 /** One line per Q&A when it first appears, and again when it changes (an open one got its answer). */

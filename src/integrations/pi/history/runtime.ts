@@ -9,6 +9,7 @@ import {
 	describeBacklog,
 	splitBacklog,
 } from "../../../services/history/summaries/backfill.ts";
+import { LiveIngest } from "../../../services/history/service/liveIngest.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { workspaceSettingsStore } from "../../../storage/history-files/settingsFile.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
@@ -33,8 +34,8 @@ export class HistoryRuntime {
 	private tailedFile: string | undefined;
 	/** Problems seen in the background, for the next command or tool result to mention. */
 	private readonly problems: string[] = [];
-	/** Archive writes of the live tail still in flight. */
-	private readonly liveWrites = new Set<Promise<void>>();
+	/** The live ingests of the tails followed in this process (a switch starts another; the old one's writes may still land). */
+	private readonly live = new Set<LiveIngest>();
 	/** The ingest running in the background, if any. */
 	private pending: Promise<void> = Promise.resolve();
 	/** The summary pass in flight: one at a time, cancelled by new input, a switch or shutdown. */
@@ -100,7 +101,7 @@ export class HistoryRuntime {
 	/** Resolves when the background ingest queued so far, and the live updates in flight, are done. */
 	async settled(): Promise<void> {
 		await this.pending;
-		await Promise.all([...this.liveWrites]);
+		await Promise.all([...this.live].map((l) => l.settled()));
 	}
 
 	/**
@@ -269,17 +270,17 @@ export class HistoryRuntime {
 		const service = this.serviceFor(facts);
 		const fallback = sessionIdFromFileName(file);
 		this.tailedFile = file;
-		this.tail = tailSessionFile(file, {
-			...(fallback ? { fallbackSessionId: fallback } : {}),
-			onError: (err) => this.problems.push(`live tail: ${err.message}`),
-		}).subscribe({
-			next: (events) => {
-				const write = service.applyEvents(events).catch((err: Error) => void this.problems.push(`live update: ${err.message}`));
-				this.liveWrites.add(write);
-				void write.finally(() => this.liveWrites.delete(write));
-			},
-			error: (err: Error) => this.problems.push(`live tail stopped: ${err.message}`),
+		const live = new LiveIngest(service, {
+			onUpdateError: (err) => this.problems.push(`live update: ${err.message}`),
+			onTailError: (err) => this.problems.push(`live tail stopped: ${err.message}`),
 		});
+		this.live.add(live);
+		this.tail = live.follow(
+			tailSessionFile(file, {
+				...(fallback ? { fallbackSessionId: fallback } : {}),
+				onError: (err) => this.problems.push(`live tail: ${err.message}`),
+			}),
+		);
 	}
 
 	private async ingest(service: HistoryService): Promise<void> {
