@@ -1,27 +1,18 @@
-import { lstatSync } from "node:fs";
+/**
+ * Where session archives are (the history folder, one `<sessionId>.json` per session), which there
+ * are, and reading them: parsed and upcast, with the repairs a read makes under the archive's lock
+ * (a damaged file moved aside, legacy path fields dropped). Writing them is `archiveWrites.ts`.
+ */
 import { readdir, rename } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
-import type { ArchiveWritten } from "../../services/history/service/ports.ts";
-import { deepEqual } from "../../services/history/model/deepEqual.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
-import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
-import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { stampOf, type WrittenArchives } from "./writtenArchives.ts";
+import { checkPbotFolder } from "./paths.ts";
+import type { WrittenArchives } from "./writtenArchives.ts";
 import { readRegularFile, readRegularText } from "./regularFile.ts";
-import {
-	createFileAtomic,
-	isTemporaryFile,
-	jsonBytes,
-	revisionOf,
-	syncFolder,
-	writeFileAtomic,
-	writeJsonAtomic,
-	type AtomicWriteOptions,
-	type CreateOutcome,
-} from "./writeJsonAtomic.ts";
+import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
 
@@ -87,7 +78,7 @@ export async function readArchive(workspace: string, sessionId: string): Promise
  * damaged then (a writer may have replaced it meanwhile), so the session is extracted again from
  * its native file. Returns the error to throw: the same, or one saying where the bytes went.
  */
-async function quarantined(workspace: string, sessionId: string, err: unknown, options: WriteArchiveOptions = {}): Promise<unknown> {
+async function quarantined(workspace: string, sessionId: string, err: unknown, options: ArchiveFileOptions = {}): Promise<unknown> {
 	if (!(err instanceof ArchiveError) || err.code !== "damaged") return err;
 	const file = archivePath(workspace, sessionId);
 	try {
@@ -123,7 +114,7 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 export async function readArchiveWithRevision(
 	workspace: string,
 	sessionId: string,
-	options: WriteArchiveOptions = {},
+	options: ArchiveFileOptions = {},
 ): Promise<{ archive: SessionArchive; revision: string } | undefined> {
 	const file = archivePath(workspace, sessionId);
 	for (let attempt = 0; ; attempt++) {
@@ -144,7 +135,7 @@ export async function readArchiveWithRevision(
 }
 
 /** Reads and upcasts an archive file, saying which legacy fields it had. */
-async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
+export async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
 	// Never through a link, never waiting on a FIFO: a `NotRegularFileError` says what is there.
 	const text = readRegularText(file);
 	return text === undefined ? undefined : parseArchiveText(text, sessionId);
@@ -165,147 +156,12 @@ function parseArchiveText(text: string, expectedId?: string): UpcastResult {
 	return upcastArchive(value, expectedId !== undefined ? { expectedId } : {});
 }
 
-export interface WriteArchiveOptions {
+/** What a read that may repair an archive (under its lock) needs; `WriteArchiveOptions` adds what a write needs. */
+export interface ArchiveFileOptions {
 	/** Lock timing (tests shorten it). */
 	readonly lock?: FileLockOptions;
-	/** See `ArchiveWriteOptions.deferDurability`: durable at the next `syncHistoryFolder`. */
-	readonly deferDurability?: boolean;
 	/** What this store last wrote (see `WrittenArchives`); without it, a merge always reads the stored archive first. */
 	readonly written?: WrittenArchives;
-}
-
-/**
- * Writes a session's archive, merged with what is on disk: under the archive's lock file, the
- * stored archive is read again, merged with this one (`mergeArchives`: union of nodes and
- * summaries, nothing another process stored is lost), and written atomically. A stored archive
- * that cannot be parsed is kept beside as `<id>.json.damaged-<time>` and replaced; one of a newer
- * format version is never overwritten (an `ArchiveError`).
- *
- * An archive that does not exist yet (every write of a cold ingest) is made without the lock: an
- * archive file goes from absent to present only by `createFileAtomic` (a hard link, which fails
- * if the name exists), by lock-free creators and lock holders alike, so neither can replace the
- * other's file; whoever finds it made meanwhile merges under the lock. A lock file per archive
- * was two more files made and removed per write: on ext4 every new file scans past the inodes
- * removed in the last minutes, and a cold ingest spent a tenth of its time there. Such a write
- * holds the archive's bytes, not the archive: encoded at the call, the objects can go while the
- * write waits on the disk (a cold ingest's writes in flight otherwise outlived young-generation
- * collections and were promoted, a megabyte at each).
- */
-export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<ArchiveWritten> {
-	const dir = historyDir(workspace);
-	const file = archivePath(workspace, archive.session.sessionId);
-	if (stampOf(file) === undefined && !withoutLinks.has(dir)) return createArchive(workspace, archive.session.sessionId, jsonBytes(archive), options);
-	return mergeArchive(workspace, archive, options);
-}
-
-/**
- * Makes a session's archive only if it has none, as `writeArchive` makes a new one; where the file
- * system has no hard links, by rename — so the caller holds the archive's lock (migration does).
- * Says whether it made it.
- */
-export async function createArchiveHoldingLock(workspace: string, archive: SessionArchive): Promise<boolean> {
-	const dir = historyDir(workspace);
-	const file = archivePath(workspace, archive.session.sessionId);
-	if (stampOf(file) !== undefined) return false;
-	return (await inFolder(dir, () => create(dir, file, jsonBytes(archive), { deferFolderSync: false }, true))) === "created";
-}
-
-/** A new archive from its bytes; when one was made meanwhile (or links are not supported here), merged under the lock. */
-async function createArchive(workspace: string, sessionId: string, bytes: Buffer, options: WriteArchiveOptions): Promise<ArchiveWritten> {
-	const dir = historyDir(workspace);
-	const file = archivePath(workspace, sessionId);
-	let revision = "";
-	const outcome = await inFolder(dir, () =>
-		create(
-			dir,
-			file,
-			bytes,
-			atomicOf(options, (r) => (revision = r)),
-		),
-	);
-	if (outcome === "created") return { revision };
-	// Merged with the one made meanwhile: what is stored is not what was given.
-	const given = parseArchive(bytes.toString("utf8"), sessionId);
-	const written = await mergeArchive(workspace, given, options);
-	return { revision: written.revision, archive: written.archive ?? given };
-}
-
-/** The read–merge–write under the archive's lock. Says what is stored when it differs from `archive`. */
-function mergeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions): Promise<ArchiveWritten> {
-	const sessionId = archive.session.sessionId;
-	const file = archivePath(workspace, sessionId);
-	const dir = historyDir(workspace);
-	let revision = "";
-	const atomic = atomicOf(options, (r) => (revision = r));
-	return inFolder(dir, () =>
-		withFileLock(
-			lockPathOf(file),
-			async () => {
-				for (let attempt = 0; ; attempt++) {
-					// Bounded: each retry means another writer made the file meanwhile, which cannot
-					// happen more than once or twice under the lock (a link in the way is refused below).
-					if (attempt >= MAX_MERGE_ATTEMPTS)
-						throw new ArchiveError(`archive ${sessionId}: made and replaced by others ${attempt} times while merging; not written`);
-					const stored = await readStoredForMerge(file, sessionId, options.written);
-					const merged = stored ? mergeArchives(stored, archive) : archive;
-					if (!stored) {
-						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
-						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
-					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
-					else revision = stampRevision(file);
-					options.written?.remember(file, merged);
-					return merged === archive || deepEqual(merged, archive) ? { revision } : { revision, archive: merged };
-				}
-			},
-			options.lock,
-		),
-	);
-}
-
-/** The revision of the file at `file` now (called holding its lock). */
-function stampRevision(file: string): string {
-	const s = lstatSync(file, { throwIfNoEntry: false });
-	return s ? revisionOf(s) : "";
-}
-
-/** Times a merge reads, merges and writes before it gives up (see `mergeArchive`). */
-const MAX_MERGE_ATTEMPTS = 8;
-
-function atomicOf(options: WriteArchiveOptions, onRevision?: (revision: string) => void): AtomicWriteOptions {
-	return { deferFolderSync: options.deferDurability === true, ...(onRevision ? { onRevision } : {}) };
-}
-
-/** Runs `write` with the history folder made; when the folder was removed meanwhile (a person, a test), makes it again and runs it once more. */
-async function inFolder<T>(dir: string, write: () => Promise<T>): Promise<T> {
-	ensureFolder(dir);
-	try {
-		return await write();
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-		madeFolders.delete(dir);
-		ensureFolder(dir);
-		return write();
-	}
-}
-
-/** Folders whose file system has no hard links: there, archives are made under the lock only. */
-const withoutLinks = new Set<string>();
-
-/**
- * Makes an archive file that does not exist (`createFileAtomic`). Where the file system has no
- * hard links nothing can be made without the lock: `unsupported` then, and a lock holder (the only
- * kind of creator there) renames instead. It does not `remember` what it made: without the lock,
- * another writer may have replaced the file by the time its stamp is taken (a lock holder
- * remembers it itself).
- */
-async function create(dir: string, file: string, bytes: Uint8Array, atomic: AtomicWriteOptions, locked = false): Promise<CreateOutcome> {
-	const outcome = withoutLinks.has(dir) ? "unsupported" : await createFileAtomic(file, bytes, atomic);
-	if (outcome === "unsupported") withoutLinks.add(dir);
-	if (outcome === "unsupported" && locked) {
-		await writeFileAtomic(file, bytes, atomic);
-		return "created";
-	}
-	return outcome;
 }
 
 /**
@@ -313,7 +169,7 @@ async function create(dir: string, file: string, bytes: Uint8Array, atomic: Atom
  * Q&A, summaries and ids. Done under the lock, on the archive as it is then. Whether the native
  * session file still exists plays no part.
  */
-export async function dropLegacyFields(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<boolean> {
+export async function dropLegacyFields(workspace: string, sessionId: string, options: ArchiveFileOptions = {}): Promise<boolean> {
 	const file = archivePath(workspace, sessionId);
 	return withFileLock(
 		lockPathOf(file),
@@ -332,39 +188,9 @@ export async function dropLegacyFields(workspace: string, sessionId: string, opt
  * Reads an archive and, when it still has legacy path fields, rewrites it without them first
  * (on load, workspace archives lose their `file` field: docs/archive-format.md, "Older shapes").
  */
-export async function readArchiveCleaning(workspace: string, sessionId: string, options: WriteArchiveOptions = {}): Promise<SessionArchive | undefined> {
+export async function readArchiveCleaning(workspace: string, sessionId: string, options: ArchiveFileOptions = {}): Promise<SessionArchive | undefined> {
 	const file = archivePath(workspace, sessionId);
 	const read = await readArchiveFile(file, sessionId);
 	if (read && read.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
 	return read?.archive;
-}
-
-/** Makes the archive writes done so far durable (one folder sync). */
-export function syncHistoryFolder(workspace: string): Promise<void> {
-	return syncFolder(historyDir(workspace));
-}
-
-/** Folders this process made sure exist (one `mkdir` per folder, not one per write). */
-const madeFolders = new Set<string>();
-
-function ensureFolder(dir: string): void {
-	if (madeFolders.has(dir)) return;
-	makePbotFolder(dirname(dir), dir);
-	madeFolders.add(dir);
-}
-
-/** The stored archive to merge with: the one this store wrote if the file is unchanged since, else read. */
-async function readStoredForMerge(file: string, sessionId: string, written: WrittenArchives | undefined): Promise<SessionArchive | undefined> {
-	const stamp = stampOf(file);
-	if (stamp === undefined) return undefined; // nothing stored yet (a cold ingest's every write)
-	const known = written?.known(file, stamp);
-	if (known) return known;
-	try {
-		return (await readArchiveFile(file, sessionId))?.archive;
-	} catch (err) {
-		if (!(err instanceof ArchiveError) || err.code !== "damaged") throw err;
-		// Damaged beyond reading: keep its bytes for a person, write the new archive.
-		await rename(file, `${file}.damaged-${Date.now()}`);
-		return undefined;
-	}
 }

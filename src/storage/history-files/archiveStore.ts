@@ -1,7 +1,8 @@
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
-import { listArchiveIds, readArchiveCleaning, readArchiveWithRevision, syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveFiles.ts";
+import { listArchiveIds, readArchiveCleaning, readArchiveWithRevision } from "./archiveFiles.ts";
+import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
 import { archiveRevisions, cachedArchiveRevisions } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { WrittenArchives } from "./writtenArchives.ts";

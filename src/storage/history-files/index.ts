@@ -11,9 +11,8 @@ export {
 	readArchive,
 	readArchiveCleaning,
 	readArchiveWithRevision,
-	writeArchive,
-	type WriteArchiveOptions,
 } from "./archiveFiles.ts";
+export { writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
 export { archiveRevisions } from "./archiveRevisions.ts";
 export { sweepLeftovers } from "./leftovers.ts";
 export { LEGACY_PATH_FIELDS, upcastArchive, type LegacyPaths, type UpcastResult } from "./archiveShape.ts";

@@ -1,7 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { isValidId } from "../../services/history/model/ids.ts";
-import { archivePath, createArchiveHoldingLock, historyDir } from "./archiveFiles.ts";
+import { archivePath, historyDir } from "./archiveFiles.ts";
+import { createArchiveHoldingLock } from "./archiveWrites.ts";
 import { upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { isInside, makePbotFolder } from "./paths.ts";
