@@ -16,7 +16,8 @@ import { deepEqual } from "../../src/services/history/model/deepEqual.ts";
 import { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
-import { finishSessionText, projectSessionText, SessionText } from "../../src/services/history/projections/text/sessionText.ts";
+import { finishSessionText, projectSessionText } from "../../src/services/history/projections/text/projectSessionText.ts";
+import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import {
 	historyDir,
 	memoryArchiveStore,

@@ -4,7 +4,7 @@ import type { SessionBacklog } from "../summaries/backfill.ts";
 import type { ArchiveState, SessionArchive } from "../projections/archive.ts";
 import { buildQueryView, type QueryView } from "../projections/queryView.ts";
 import { memoryTextStore } from "../projections/text/memoryTextStore.ts";
-import { projectSessionText, type SessionTextBody } from "../projections/text/sessionText.ts";
+import { projectSessionText, type SessionTextBody } from "../projections/text/projectSessionText.ts";
 import { TextProjection } from "../projections/text/textProjection.ts";
 import type { ReadParams, ReadResult, SearchParams, SessionListResult, SessionsParams } from "../query/index.ts";
 import { ArchiveCache } from "./archiveCache.ts";

@@ -1,7 +1,8 @@
 import type { SessionArchive } from "../projections/archive.ts";
 import type { QueryView } from "../projections/queryView.ts";
 import { needsTextCheck, ScanCollector, type ScanHit } from "../projections/text/scanTexts.ts";
-import { type DocMeta, parseDocMeta, type SessionText } from "../projections/text/sessionText.ts";
+import type { SessionText } from "../projections/text/sessionText.ts";
+import { type DocMeta, parseDocMeta } from "../projections/text/sessionTextFormat.ts";
 import { shownHit } from "../projections/text/shownHit.ts";
 import type { TextProjection } from "../projections/text/textProjection.ts";
 import {

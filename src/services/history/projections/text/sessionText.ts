@@ -1,233 +1,20 @@
 /**
- * The text projection of one session archive: what a search scans, in a form a new process reads
- * without parsing JSON, and what a hit shows, so that a search reads no archive. Derived from the
- * archive (never the source of truth), it records the archive revision it reflects; a projection
- * whose revision is not the archive's is rebuilt.
- *
- * Layout (all integers little-endian; see docs/archive-format.md):
- *
- *   header   one line of JSON, `\n`-terminated: format, version, session id, archive revision,
- *            section lengths and the session's facts for the session list (`SessionTextInfo`)
- *   table    one 64-byte row per document (every Q&A, every summary — pending ones with no text):
- *              0 textStart u32 · 4 textEnd u32    (in the text section)
- *              8 idStart u32   · 12 idLength u32  (in the ids section)
- *             16 level u32 (0 = Q&A) · 20 flags u32 (`FLAG_…`)
- *             24 startMs f64 · 32 endMs f64
- *             40 copy key: 8 bytes of a hash of the Q&A's entry ids and parts (fork copies)
- *             48 originalStart u32 · 52 originalEnd u32 (in the original section)
- *             56 metaStart u32 · 60 metaEnd u32 (in the meta section)
- *   ids      the documents' node ids, back to back (ASCII)
- *   meta     per document, JSON: `[startedAt, endedAt, sessionId, coveredRows]` (what a shown hit says;
- *            a summary's covered Q&A as row numbers, for `verified`)
- *   text     each document's searchable text, folded as search folds it (`fold.ts`), UTF-8, with
- *            a 0xFF byte after each (never in UTF-8, so no match spans two documents)
- *   original each document's searchable text as written (snippets are cut from it)
- *
- * A scan reads the file up to the end of the text; a shown hit reads its meta and original slice.
+ * Reading a text projection file (the format is `sessionTextFormat.ts`; the writer is
+ * `projectSessionText.ts`): its header checked, then accessors over its table, ids, meta and text.
  */
-import { createHash } from "node:crypto";
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
-import { foldText } from "../../query/fold.ts";
-import { type SessionInfo, sessionInfo } from "../../query/nodeInfo.ts";
-import { searchableText } from "../../query/searchIndex.ts";
-import { timeMs } from "../../query/text.ts";
-import type { QaNode } from "../../model/types.ts";
-
-export const SESSION_TEXT_FORMAT = "pbot-history-text";
-/** Raise when the layout, the folding or what is projected changes: older projections are rebuilt. */
-export const SESSION_TEXT_VERSION = 2;
-
-export const ROW_BYTES = 64;
-const SEPARATOR = 0xff;
-/** The row has a copy key (a Q&A). */
-const FLAG_COPY_KEY = 1;
-/** A completed Q&A; a summary whose covered Q&A are all completed. */
-const FLAG_COMPLETED = 2;
-/** A summary marked stale. */
-const FLAG_STALE = 4;
-
-/** What the session list says about a session: taken from the archive when it is projected. */
-export interface SessionTextInfo extends SessionInfo {
-	/** Summaries a summary pass would make: pending ones, and ready ones marked stale. */
-	readonly summariesDue: number;
-	readonly parentSessionId?: string;
-	/**
-	 * The archive was written by a newer pbot (this version of its format): the session is listed
-	 * from its facts, with no Q&A, and every catch-up says so.
-	 */
-	readonly newerVersion?: number;
-}
-
-/** The header line of a projection file. */
-export interface SessionTextHeader {
-	readonly format: typeof SESSION_TEXT_FORMAT;
-	readonly version: typeof SESSION_TEXT_VERSION;
-	readonly sessionId: string;
-	/** The archive revision this projection reflects (`ArchiveStore.revisions`). */
-	readonly revision: string;
-	readonly docs: number;
-	readonly idBytes: number;
-	readonly metaBytes: number;
-	readonly textBytes: number;
-	readonly originalBytes: number;
-	readonly session: SessionTextInfo;
-}
-
-/** A projection's body, made before the archive revision is known (see `finishSessionText`). */
-export interface SessionTextBody {
-	readonly sessionId: string;
-	readonly info: SessionTextInfo;
-	readonly docs: number;
-	readonly table: Buffer;
-	readonly ids: Buffer;
-	readonly meta: Buffer;
-	readonly text: Buffer;
-	readonly original: Buffer;
-}
-
-/** What a shown hit says that the table does not: its times as written, its session, a summary's covered Q&A rows. */
-export interface DocMeta {
-	readonly startedAt: string;
-	readonly endedAt: string;
-	readonly sessionId: string;
-	readonly coveredRows: readonly number[];
-}
-
-/**
- * Projects an archive: its documents' folded text and what ranking, filtering and fork
- * de-duplication need. Pure. The archive revision goes in later (`finishSessionText`): a write
- * learns it only once the archive is stored.
- */
-export function projectSessionText(archive: SessionArchive): SessionTextBody {
-	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
-	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
-	const table = Buffer.alloc(docs.length * ROW_BYTES);
-	const originals = docs.map(searchableText);
-	const foldeds = originals.map((t) => (t === "" ? "" : foldText(t).folded));
-	// Encoded straight into buffers of their exact size (a native byte count first), each text once:
-	// no joined copy of the session's text, and nothing larger than needed held while an ingest's
-	// write waits (buffers sized for the worst case tripled a cold ingest's peak memory).
-	let textBytes = docs.length;
-	let originalBytes = 0;
-	for (let i = 0; i < docs.length; i++) {
-		const folded = Buffer.byteLength(foldeds[i] as string);
-		textBytes += folded;
-		originalBytes += foldeds[i] === originals[i] ? folded : Buffer.byteLength(originals[i] as string);
-	}
-	const text = Buffer.allocUnsafe(textBytes);
-	const original = Buffer.allocUnsafe(originalBytes);
-	const ids: string[] = [];
-	const metas: string[] = [];
-	let textAt = 0;
-	let originalAt = 0;
-	let idAt = 0;
-	let metaAt = 0;
-	docs.forEach((doc, i) => {
-		const row = i * ROW_BYTES;
-		const source = originals[i] as string;
-		const folded = foldeds[i] as string;
-		const textLength = text.write(folded, textAt);
-		text[textAt + textLength] = SEPARATOR;
-		const originalLength = original.write(source, originalAt);
-		const idLength = Buffer.byteLength(doc.id);
-		let flags = 0;
-		let covered: number[] = [];
-		if (isQaDoc(doc)) {
-			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
-			copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(table, row + 40);
-		} else {
-			const qa = coveredQaOf(archive, doc);
-			covered = qa.map((q) => rowOf.get(q.id) as number);
-			flags = (qa.every((q) => q.completed) ? FLAG_COMPLETED : 0) | (doc.stale === true ? FLAG_STALE : 0);
-		}
-		const meta = JSON.stringify([doc.startedAt, doc.endedAt, doc.sessionId, covered]);
-		const metaLength = Buffer.byteLength(meta);
-		table.writeUInt32LE(textAt, row);
-		table.writeUInt32LE(textAt + textLength, row + 4);
-		table.writeUInt32LE(idAt, row + 8);
-		table.writeUInt32LE(idLength, row + 12);
-		table.writeUInt32LE(isQaDoc(doc) ? 0 : doc.level, row + 16);
-		table.writeUInt32LE(flags, row + 20);
-		table.writeDoubleLE(timeMs(doc.startedAt), row + 24);
-		table.writeDoubleLE(timeMs(doc.endedAt), row + 32);
-		table.writeUInt32LE(originalAt, row + 48);
-		table.writeUInt32LE(originalAt + originalLength, row + 52);
-		table.writeUInt32LE(metaAt, row + 56);
-		table.writeUInt32LE(metaAt + metaLength, row + 60);
-		ids.push(doc.id);
-		metas.push(meta);
-		textAt += textLength + 1;
-		originalAt += originalLength;
-		idAt += idLength;
-		metaAt += metaLength;
-	});
-	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text, original };
-	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
-	const parent = archive.session.parentSessionId;
-	return {
-		sessionId: archive.session.sessionId,
-		info: { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) },
-		docs: docs.length,
-		...body,
-	};
-}
-
-/** The bytes of a projection file: its body with the header naming the archive revision it reflects. */
-export function finishSessionText(body: SessionTextBody, revision: string): Buffer {
-	const header: SessionTextHeader = {
-		format: SESSION_TEXT_FORMAT,
-		version: SESSION_TEXT_VERSION,
-		sessionId: body.sessionId,
-		revision,
-		docs: body.docs,
-		idBytes: body.ids.length,
-		metaBytes: body.meta.length,
-		textBytes: body.text.length,
-		originalBytes: body.original.length,
-		session: body.info,
-	};
-	return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, "utf8"), body.table, body.ids, body.meta, body.text, body.original]);
-}
-
-/** The Q&A a summary covers, at any depth, in order; missing children skipped (as `coveredQa` on a view). */
-function coveredQaOf(archive: SessionArchive, summary: SummaryRecord): QaNode[] {
-	const out: QaNode[] = [];
-	const visit = (ids: readonly string[], depth: number) => {
-		for (const id of ids) {
-			const qa = archive.nodes[id];
-			if (qa) out.push(qa);
-			else {
-				const child = archive.summaries[id];
-				// Depth guard: summary levels are small; a cycle could only come from a damaged archive.
-				if (child && depth < 64) visit(child.childIds, depth + 1);
-			}
-		}
-	};
-	visit(summary.childIds, 0);
-	return out;
-}
-
-function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
-	return (doc as QaNode).kind === "qa";
-}
-
-/**
- * What makes two Q&A the same copy (see `forkDuplicates.ts`): the same entry ids and the same
- * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over the structure
- * (entry ids, and each part's kind, entry id, stop reason and text length, as JSON) and the UTF-8
- * of the parts' texts joined (`searchableText`, already encoded for the projection): with every
- * part's length fixed, the joined text fixes each part's.
- */
-export function copyKey(qa: QaNode, joinedText: Uint8Array): Buffer {
-	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, p.text.length])]);
-	return createHash("sha256").update(structure).update(joinedText).digest().subarray(0, 8);
-}
-
-/** Reads a row's meta from its bytes (`metaRange`). */
-export function parseDocMeta(bytes: Buffer): DocMeta {
-	const [startedAt, endedAt, sessionId, coveredRows] = JSON.parse(bytes.toString("utf8")) as [string, string, string, number[]];
-	return { startedAt, endedAt, sessionId, coveredRows };
-}
+import {
+	COPY_KEY_BYTES,
+	FLAG_COMPLETED,
+	FLAG_COPY_KEY,
+	FLAG_STALE,
+	parseDocMeta,
+	ROW,
+	ROW_BYTES,
+	SESSION_TEXT_FORMAT,
+	SESSION_TEXT_VERSION,
+	type DocMeta,
+	type SessionTextHeader,
+} from "./sessionTextFormat.ts";
 
 /** Why a projection file cannot be used (it is then rebuilt from its archive). */
 export class SessionTextError extends Error {
@@ -371,25 +158,25 @@ export class SessionText {
 	}
 
 	level(doc: number): number {
-		return this.bytes.readUInt32LE(this.row(doc) + 16);
+		return this.bytes.readUInt32LE(this.row(doc) + ROW.level);
 	}
 
 	private flags(doc: number): number {
-		return this.bytes.readUInt32LE(this.row(doc) + 20);
+		return this.bytes.readUInt32LE(this.row(doc) + ROW.flags);
 	}
 
 	startMs(doc: number): number {
-		return this.bytes.readDoubleLE(this.row(doc) + 24);
+		return this.bytes.readDoubleLE(this.row(doc) + ROW.startMs);
 	}
 
 	endMs(doc: number): number {
-		return this.bytes.readDoubleLE(this.row(doc) + 32);
+		return this.bytes.readDoubleLE(this.row(doc) + ROW.endMs);
 	}
 
 	id(doc: number): string {
 		const row = this.row(doc);
-		const at = this.idsAt + this.bytes.readUInt32LE(row + 8);
-		return this.bytes.toString("utf8", at, at + this.bytes.readUInt32LE(row + 12));
+		const at = this.idsAt + this.bytes.readUInt32LE(row + ROW.idStart);
+		return this.bytes.toString("utf8", at, at + this.bytes.readUInt32LE(row + ROW.idLength));
 	}
 
 	/** Whether a Q&A row is completed; for a summary, whether every Q&A it covers is. */
@@ -404,14 +191,14 @@ export class SessionText {
 	/** The fork-copy key of a Q&A row, as a string usable in a set; `undefined` for summaries. */
 	copyKey(doc: number): string | undefined {
 		const row = this.row(doc);
-		if ((this.bytes.readUInt32LE(row + 20) & FLAG_COPY_KEY) === 0) return undefined;
-		return this.bytes.toString("latin1", row + 40, row + 48);
+		if ((this.bytes.readUInt32LE(row + ROW.flags) & FLAG_COPY_KEY) === 0) return undefined;
+		return this.bytes.toString("latin1", row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
 	}
 
 	/** Where a row's meta is in the file (`[start, end)`). */
 	metaRange(doc: number): [number, number] {
 		const row = this.row(doc);
-		return [this.metaAt + this.bytes.readUInt32LE(row + 56), this.metaAt + this.bytes.readUInt32LE(row + 60)];
+		return [this.metaAt + this.bytes.readUInt32LE(row + ROW.metaStart), this.metaAt + this.bytes.readUInt32LE(row + ROW.metaEnd)];
 	}
 
 	/** A row's meta, from the body (which must be at hand). */
@@ -423,7 +210,7 @@ export class SessionText {
 	/** Where a row's original text is in the file (`[start, end)`). */
 	originalRange(doc: number): [number, number] {
 		const row = this.row(doc);
-		return [this.originalAt + this.bytes.readUInt32LE(row + 48), this.originalAt + this.bytes.readUInt32LE(row + 52)];
+		return [this.originalAt + this.bytes.readUInt32LE(row + ROW.originalStart), this.originalAt + this.bytes.readUInt32LE(row + ROW.originalEnd)];
 	}
 
 	private bodyBytes(): Buffer {
@@ -432,11 +219,11 @@ export class SessionText {
 	}
 
 	private textStart(doc: number): number {
-		return this.bytes.readUInt32LE(this.row(doc));
+		return this.bytes.readUInt32LE(this.row(doc) + ROW.textStart);
 	}
 
 	private textEnd(doc: number): number {
-		return this.bytes.readUInt32LE(this.row(doc) + 4);
+		return this.bytes.readUInt32LE(this.row(doc) + ROW.textEnd);
 	}
 
 	/** The documents whose folded text contains `needle` (UTF-8 bytes of a folded query), in table order. */
@@ -494,7 +281,7 @@ export class SessionText {
 			if (at < 0 || at + needle.length > metaAt) return -1;
 			// Ids are back to back: a match counts only where a row's id starts and ends.
 			const doc = this.rowOfIdStart(at - idsAt);
-			if (doc >= 0 && bytes.readUInt32LE(this.row(doc) + 12) === needle.length) return doc;
+			if (doc >= 0 && bytes.readUInt32LE(this.row(doc) + ROW.idLength) === needle.length) return doc;
 			from = at + 1;
 		}
 	}
@@ -504,7 +291,7 @@ export class SessionText {
 		let hi = this.docs - 1;
 		while (lo <= hi) {
 			const mid = (lo + hi) >> 1;
-			const start = this.bytes.readUInt32LE(this.row(mid) + 8);
+			const start = this.bytes.readUInt32LE(this.row(mid) + ROW.idStart);
 			if (start === offset) return mid;
 			if (start < offset) lo = mid + 1;
 			else hi = mid - 1;

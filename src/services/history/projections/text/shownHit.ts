@@ -2,7 +2,8 @@ import { foldText, originalRange } from "../../query/fold.ts";
 import { hitPreview } from "../../query/searchIndex.ts";
 import { snippetAround } from "../../query/text.ts";
 import type { SearchHit } from "../../query/types.ts";
-import type { DocMeta, SessionText } from "./sessionText.ts";
+import type { SessionText } from "./sessionText.ts";
+import type { DocMeta } from "./sessionTextFormat.ts";
 
 /**
  * A hit as the answer shows it, from the projection alone: the snippet cut from the document's

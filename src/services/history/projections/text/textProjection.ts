@@ -1,7 +1,8 @@
 import { emptySessionArchive, type SessionArchive } from "../archive.ts";
 import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/ports.ts";
 import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
-import { finishSessionText, projectSessionText, SessionText, SessionTextError, type SessionTextBody } from "./sessionText.ts";
+import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
+import { SessionText, SessionTextError } from "./sessionText.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;

@@ -1,0 +1,168 @@
+/**
+ * Writing a text projection (the format is `sessionTextFormat.ts`): an archive projected into the
+ * sections of its file (`projectSessionText`, pure), then the file's bytes once the archive revision
+ * is known (`finishSessionText`).
+ */
+import { createHash } from "node:crypto";
+import type { SessionArchive, SummaryRecord } from "../archive.ts";
+import { foldText } from "../../query/fold.ts";
+import { sessionInfo } from "../../query/nodeInfo.ts";
+import { searchableText } from "../../query/searchIndex.ts";
+import { timeMs } from "../../query/text.ts";
+import type { QaNode } from "../../model/types.ts";
+import {
+	COPY_KEY_BYTES,
+	encodeDocMeta,
+	FLAG_COMPLETED,
+	FLAG_COPY_KEY,
+	FLAG_STALE,
+	ROW,
+	ROW_BYTES,
+	SEPARATOR,
+	SESSION_TEXT_FORMAT,
+	SESSION_TEXT_VERSION,
+	type SessionTextHeader,
+	type SessionTextInfo,
+} from "./sessionTextFormat.ts";
+
+/** A projection's body, made before the archive revision is known (see `finishSessionText`). */
+export interface SessionTextBody {
+	readonly sessionId: string;
+	readonly info: SessionTextInfo;
+	readonly docs: number;
+	readonly table: Buffer;
+	readonly ids: Buffer;
+	readonly meta: Buffer;
+	readonly text: Buffer;
+	readonly original: Buffer;
+}
+
+/**
+ * Projects an archive: its documents' folded text and what ranking, filtering and fork
+ * de-duplication need. Pure. The archive revision goes in later (`finishSessionText`): a write
+ * learns it only once the archive is stored.
+ */
+export function projectSessionText(archive: SessionArchive): SessionTextBody {
+	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
+	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
+	const table = Buffer.alloc(docs.length * ROW_BYTES);
+	const originals = docs.map(searchableText);
+	const foldeds = originals.map((t) => (t === "" ? "" : foldText(t).folded));
+	// Encoded straight into buffers of their exact size (a native byte count first), each text once:
+	// no joined copy of the session's text, and nothing larger than needed held while an ingest's
+	// write waits (buffers sized for the worst case tripled a cold ingest's peak memory).
+	let textBytes = docs.length;
+	let originalBytes = 0;
+	for (let i = 0; i < docs.length; i++) {
+		const folded = Buffer.byteLength(foldeds[i] as string);
+		textBytes += folded;
+		originalBytes += foldeds[i] === originals[i] ? folded : Buffer.byteLength(originals[i] as string);
+	}
+	const text = Buffer.allocUnsafe(textBytes);
+	const original = Buffer.allocUnsafe(originalBytes);
+	const ids: string[] = [];
+	const metas: string[] = [];
+	let textAt = 0;
+	let originalAt = 0;
+	let idAt = 0;
+	let metaAt = 0;
+	docs.forEach((doc, i) => {
+		const row = i * ROW_BYTES;
+		const source = originals[i] as string;
+		const folded = foldeds[i] as string;
+		const textLength = text.write(folded, textAt);
+		text[textAt + textLength] = SEPARATOR;
+		const originalLength = original.write(source, originalAt);
+		const idLength = Buffer.byteLength(doc.id);
+		let flags = 0;
+		let covered: number[] = [];
+		if (isQaDoc(doc)) {
+			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
+			copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(table, row + ROW.copyKey);
+		} else {
+			const qa = coveredQaOf(archive, doc);
+			covered = qa.map((q) => rowOf.get(q.id) as number);
+			flags = (qa.every((q) => q.completed) ? FLAG_COMPLETED : 0) | (doc.stale === true ? FLAG_STALE : 0);
+		}
+		const meta = encodeDocMeta({ startedAt: doc.startedAt, endedAt: doc.endedAt, sessionId: doc.sessionId, coveredRows: covered });
+		const metaLength = Buffer.byteLength(meta);
+		table.writeUInt32LE(textAt, row + ROW.textStart);
+		table.writeUInt32LE(textAt + textLength, row + ROW.textEnd);
+		table.writeUInt32LE(idAt, row + ROW.idStart);
+		table.writeUInt32LE(idLength, row + ROW.idLength);
+		table.writeUInt32LE(isQaDoc(doc) ? 0 : doc.level, row + ROW.level);
+		table.writeUInt32LE(flags, row + ROW.flags);
+		table.writeDoubleLE(timeMs(doc.startedAt), row + ROW.startMs);
+		table.writeDoubleLE(timeMs(doc.endedAt), row + ROW.endMs);
+		table.writeUInt32LE(originalAt, row + ROW.originalStart);
+		table.writeUInt32LE(originalAt + originalLength, row + ROW.originalEnd);
+		table.writeUInt32LE(metaAt, row + ROW.metaStart);
+		table.writeUInt32LE(metaAt + metaLength, row + ROW.metaEnd);
+		ids.push(doc.id);
+		metas.push(meta);
+		textAt += textLength + 1;
+		originalAt += originalLength;
+		idAt += idLength;
+		metaAt += metaLength;
+	});
+	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text, original };
+	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
+	const parent = archive.session.parentSessionId;
+	return {
+		sessionId: archive.session.sessionId,
+		info: { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) },
+		docs: docs.length,
+		...body,
+	};
+}
+
+/** The bytes of a projection file: its body with the header naming the archive revision it reflects. */
+export function finishSessionText(body: SessionTextBody, revision: string): Buffer {
+	const header: SessionTextHeader = {
+		format: SESSION_TEXT_FORMAT,
+		version: SESSION_TEXT_VERSION,
+		sessionId: body.sessionId,
+		revision,
+		docs: body.docs,
+		idBytes: body.ids.length,
+		metaBytes: body.meta.length,
+		textBytes: body.text.length,
+		originalBytes: body.original.length,
+		session: body.info,
+	};
+	return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, "utf8"), body.table, body.ids, body.meta, body.text, body.original]);
+}
+
+/** The Q&A a summary covers, at any depth, in order; missing children skipped (as `coveredQa` on a view). */
+function coveredQaOf(archive: SessionArchive, summary: SummaryRecord): QaNode[] {
+	const out: QaNode[] = [];
+	const visit = (ids: readonly string[], depth: number) => {
+		for (const id of ids) {
+			const qa = archive.nodes[id];
+			if (qa) out.push(qa);
+			else {
+				const child = archive.summaries[id];
+				// Depth guard: summary levels are small; a cycle could only come from a damaged archive.
+				if (child && depth < 64) visit(child.childIds, depth + 1);
+			}
+		}
+	};
+	visit(summary.childIds, 0);
+	return out;
+}
+
+function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
+	return (doc as QaNode).kind === "qa";
+}
+
+/**
+ * What makes two Q&A the same copy (see `forkDuplicates.ts`): the same entry ids and the same
+ * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over the structure
+ * (entry ids, and each part's kind, entry id, stop reason and text length, as JSON) and the UTF-8
+ * of the parts' texts joined (`searchableText`, already encoded for the projection): with every
+ * part's length fixed, the joined text fixes each part's.
+ */
+export function copyKey(qa: QaNode, joinedText: Uint8Array): Buffer {
+	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, p.text.length])]);
+	return createHash("sha256").update(structure).update(joinedText).digest().subarray(0, COPY_KEY_BYTES);
+}
