@@ -1,15 +1,12 @@
 import { emptySessionArchive, type SessionArchive } from "../archive.ts";
 import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/ports.ts";
-import { encodeHeadsFile, HEADS_PREFIX, headsExtent, parseHeadsFile, type HeadsPart } from "./headsFile.ts";
+import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
-import { SessionText, SessionTextError } from "./sessionText.ts";
+import { SessionText } from "./sessionText.ts";
+import { StoredTexts } from "./storedTexts.ts";
 
-/** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
-const HEAD_READ = 8 * 1024;
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
 const MAX_PENDING_WRITES = 16;
-/** The scan buffer's first size; it grows to the largest session read. */
-const SCAN_BUFFER = 1 << 20;
 
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
@@ -45,11 +42,14 @@ export class TextProjection {
 	private readonly overlays = new Map<string, { readonly source: SessionArchive; readonly text: SessionText }>();
 	/** Revisions for stores that cannot tell them: this process's writes, counted. */
 	private localRevision = 0;
-	private scanBuffer: Buffer | undefined;
+	/** The projection files, read through one reused buffer. */
+	private readonly stored: StoredTexts;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
 	private cachedRevisions = new Map<string, string>();
 
-	constructor(private readonly options: TextProjectionOptions) {}
+	constructor(private readonly options: TextProjectionOptions) {
+		this.stored = new StoredTexts(options.texts);
+	}
 
 	/**
 	 * Brings every session's projection in line with its archive and, with `visit` (a search),
@@ -98,7 +98,7 @@ export class TextProjection {
 	nodeCandidates(id: string): Promise<string[]> {
 		return this.inTurn(async () => {
 			if (this.heads.has(id)) return [id];
-			const found = await this.readHeadsFile("ids");
+			const found = await this.stored.heads("ids");
 			if (!found) return [];
 			if (this.heads.size === 0) {
 				for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
@@ -223,7 +223,7 @@ export class TextProjection {
 			// Read: for a scan, the body beside a current head, or the file to the end of its text
 			// (into the reused buffer); else the head.
 			if (head !== undefined && visited && head.hasRows) {
-				const body = await this.readBody(head);
+				const body = await this.stored.body(head);
 				if (body) {
 					visit(body, head);
 					continue;
@@ -231,7 +231,7 @@ export class TextProjection {
 				head = undefined;
 			}
 			let text: SessionText | undefined;
-			const read = await this.readStored(id, visited ? "scan" : "head");
+			const read = await this.stored.read(id, visited ? "scan" : "head");
 			if (read instanceof SessionText && (revision === undefined || read.revision === revision)) text = read;
 			else {
 				if (read === undefined) rebuilt.missing++;
@@ -260,55 +260,6 @@ export class TextProjection {
 		}
 		const problems = [rebuilt.missing > 0 ? `${rebuilt.missing} missing` : "", rebuilt.damaged > 0 ? `${rebuilt.damaged} damaged` : ""].filter(Boolean);
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
-	}
-
-	/**
-	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
-	 * read into the scan buffer. `undefined` when there is none; an error when it cannot be used.
-	 */
-	/**
-	 * A current head's body (meta and text), read into the scan buffer: the only bytes a scan
-	 * needs once the head is held. `undefined` when the file is gone or no longer fits the head
-	 * (then it is read again whole). The same revision means the same archive, and so the same
-	 * projection bytes, whichever process wrote them.
-	 */
-	private async readBody(head: SessionText): Promise<SessionText | undefined> {
-		const length = head.scanBytes() - head.headBytes();
-		try {
-			const bytes = await this.options.texts.read(head.sessionId, { offset: head.headBytes(), length, into: this.buffer(length) });
-			return bytes && bytes.length === length ? head.withBody(bytes) : undefined;
-		} catch {
-			return undefined;
-		}
-	}
-
-	private async readStored(id: string, part: "head" | "scan"): Promise<SessionText | undefined | SessionTextError> {
-		// The header is parsed once, from the first bytes read; it says how many the caller needs.
-		let header: SessionText | undefined;
-		const extent = (first: Buffer): number => {
-			try {
-				header = SessionText.parse(first, id, "header");
-				return part === "head" ? header.headBytes() : header.scanBytes();
-			} catch {
-				return first.length;
-			}
-		};
-		try {
-			// Into the reused buffer either way: a head is copied when it is held.
-			const bytes = await this.options.texts.read(id, { length: HEAD_READ, into: this.buffer(HEAD_READ), extent });
-			if (bytes === undefined) return undefined;
-			const wanted = part === "head" ? "head" : "text";
-			return header ? header.as(bytes, wanted) : SessionText.parse(bytes, id, wanted);
-		} catch (err) {
-			return err instanceof SessionTextError ? err : new SessionTextError((err as Error).message);
-		}
-	}
-
-	/** The scan buffer, at least `length` bytes. */
-	private buffer(length: number): Buffer {
-		if (!this.scanBuffer || this.scanBuffer.length < length)
-			this.scanBuffer = Buffer.allocUnsafe(Math.max(length, SCAN_BUFFER, (this.scanBuffer?.length ?? 0) * 2));
-		return this.scanBuffer;
 	}
 
 	/** A session's projection made again from its archive, and returned (whole); its write joins `writes`. */
@@ -353,16 +304,10 @@ export class TextProjection {
 	 * same projection). A damaged file is ignored.
 	 */
 	private async loadHeads(part: "headers" | "rows"): Promise<void> {
-		const found = await this.readHeadsFile(part);
+		const found = await this.stored.heads(part);
 		if (!found) return;
 		for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
 		this.cachedRevisions = new Map([...found.heads.values()].map((h) => [h.sessionId, h.revision]));
-	}
-
-	private async readHeadsFile(part: HeadsPart): Promise<ReturnType<typeof parseHeadsFile>> {
-		const { texts } = this.options;
-		const bytes = await texts.readHeads?.(part === "rows" ? undefined : { length: HEADS_PREFIX, extent: headsExtent(part) }).catch(() => undefined);
-		return bytes && parseHeadsFile(bytes, part);
 	}
 
 	/**
@@ -372,14 +317,14 @@ export class TextProjection {
 	private async fillRows(): Promise<void> {
 		const missing = [...this.heads.values()].filter((h) => !h.hasRows);
 		if (missing.length === 0) return;
-		const cached = (await this.readHeadsFile("rows"))?.heads ?? new Map<string, SessionText>();
+		const cached = (await this.stored.heads("rows"))?.heads ?? new Map<string, SessionText>();
 		const writes: Promise<void>[] = [];
 		for (const head of missing) {
 			let full = cached.get(head.sessionId);
 			if (full?.revision !== head.revision) {
 				// Not in the heads file as held: it is written again at the end of the next catch-up.
 				this.cachedRevisions.delete(head.sessionId);
-				const read = await this.readStored(head.sessionId, "head");
+				const read = await this.stored.read(head.sessionId, "head");
 				full = read instanceof SessionText && read.revision === head.revision ? read : await this.rebuild(head.sessionId, writes);
 			}
 			if (!full) this.heads.delete(head.sessionId);
