@@ -1,6 +1,5 @@
 import type { HistoryEvent } from "../model/events.ts";
-import { CHUNK_SIZE } from "../model/hierarchy.ts";
-import type { SessionBacklog } from "../summaries/backfill.ts";
+import { backlogOf, type SessionBacklog } from "../summaries/backfill.ts";
 import type { ArchiveState, SessionArchive } from "../projections/archive.ts";
 import { buildQueryView, type QueryView } from "../projections/queryView.ts";
 import { memoryTextStore } from "../projections/text/memoryTextStore.ts";
@@ -144,28 +143,13 @@ export class HistoryService {
 
 	/**
 	 * Summaries due (pending or stale) per session that has any, with an estimate of what making
-	 * them reads: four times the session's average Q&A text per call (a level-1 summary reads four
-	 * Q&A; a higher one reads four summaries, shorter, so this errs high). From the text
-	 * projection's rows: no archive is read.
+	 * them reads (`backlogOf`). From the text projection's rows: no archive is read.
 	 */
 	async summaryBacklog(): Promise<ReadonlyMap<string, SessionBacklog>> {
 		await this.projection.catchUp();
-		const backlog = new Map<string, SessionBacklog>();
-		if (![...this.projection.sessions()].some((t) => (t.header.session.summariesDue ?? 0) > 0)) return backlog;
-		for (const head of await this.projection.withRows()) {
-			const due = head.header.session.summariesDue ?? 0;
-			if (due === 0) continue;
-			let qa = 0;
-			let bytes = 0;
-			for (let row = 0; row < head.docs; row++) {
-				if (head.level(row) !== 0) continue;
-				const [from, to] = head.originalRange(row);
-				qa++;
-				bytes += to - from;
-			}
-			backlog.set(head.sessionId, { due, inputChars: qa === 0 ? 0 : Math.round((due * CHUNK_SIZE * bytes) / qa) });
-		}
-		return backlog;
+		// The header lines say whether anything is due: only then are the rows read.
+		if (![...this.projection.sessions()].some((t) => (t.header.session.summariesDue ?? 0) > 0)) return new Map();
+		return backlogOf(await this.projection.withRows());
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */

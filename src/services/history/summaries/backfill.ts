@@ -4,6 +4,8 @@
  * current session's summaries always proceed, and the backlog of past sessions ("backfill") runs
  * only when it is small or the person agreed, once per workspace.
  */
+import { CHUNK_SIZE } from "../model/hierarchy.ts";
+import type { SessionText } from "../projections/text/sessionText.ts";
 
 /** A backlog above this many calls is not started without the person's answer. */
 export const DEFAULT_BACKFILL_THRESHOLD = 50;
@@ -26,8 +28,32 @@ export interface BackfillSettingsStore {
 /** One session's due summaries and an estimate of what making them reads. */
 export interface SessionBacklog {
 	readonly due: number;
-	/** Characters the model would read for them (an estimate: see `summaryBacklog`). */
+	/** Characters the model would read for them (an estimate: see `backlogOf`). */
 	readonly inputChars: number;
+}
+
+/**
+ * Summaries due (pending or stale) per session that has any, from the sessions' projection heads
+ * (with their rows), with an estimate of what making them reads: four times the session's average
+ * Q&A text per call (a level-1 summary reads four Q&A; a higher one reads four summaries, shorter,
+ * so this errs high).
+ */
+export function backlogOf(heads: Iterable<SessionText>): Map<string, SessionBacklog> {
+	const backlog = new Map<string, SessionBacklog>();
+	for (const head of heads) {
+		const due = head.header.session.summariesDue ?? 0;
+		if (due === 0) continue;
+		let qa = 0;
+		let bytes = 0;
+		for (let row = 0; row < head.docs; row++) {
+			if (head.level(row) !== 0) continue;
+			const [from, to] = head.originalRange(row);
+			qa++;
+			bytes += to - from;
+		}
+		backlog.set(head.sessionId, { due, inputChars: qa === 0 ? 0 : Math.round((due * CHUNK_SIZE * bytes) / qa) });
+	}
+	return backlog;
 }
 
 /** The backlog split into the current session's and the past sessions'. */
