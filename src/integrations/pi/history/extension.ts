@@ -2,7 +2,8 @@ import type { AgentEndEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } 
 import { registerHistoryCommand } from "./command.ts";
 import { sessionFactsOf } from "./piSession.ts";
 import type { ModelAuth } from "./piSummaryModel.ts";
-import { type BackfillQuestion, HistoryRuntime } from "./runtime.ts";
+import type { BackfillQuestion } from "./backfillQuestion.ts";
+import { HistoryRuntime } from "./runtime.ts";
 import { registerHistoryTool } from "./tool.ts";
 
 /**

@@ -1,18 +1,12 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
-import type { ArchiveState } from "../../../services/history/projections/archive.ts";
-import {
-	backfillScope,
-	type Backlog,
-	type BackfillSettings,
-	type BackfillSettingsStore,
-	describeBacklog,
-	splitBacklog,
-} from "../../../services/history/summaries/backfill.ts";
+import type { BackfillSettingsStore } from "../../../services/history/summaries/backfill.ts";
 import { LiveIngest } from "../../../services/history/service/liveIngest.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { workspaceSettingsStore } from "../../../storage/history-files/settingsFile.ts";
+import { BackfillPermission, type BackfillQuestion, sessionOnly } from "./backfillQuestion.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
+import { ProgressStatus } from "./progressStatus.ts";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
@@ -43,12 +37,10 @@ export class HistoryRuntime {
 	private summaryTimer: NodeJS.Timeout | undefined;
 	/** The last "why nothing runs" said in the status line, so it is said once. */
 	private lastIdleReason: string | undefined;
-	/** Where long work's progress is shown (Pi's footer), set at each session start; nowhere without a UI. */
-	private progressStatus: ((text: string | undefined) => void) | undefined;
-	/** When progress was last shown (it is shown at most every `PROGRESS_EVERY_MS`). */
-	private progressShownAt = 0;
-	/** Workspaces whose backfill question went unanswered in this process: not asked again until the next one. */
-	private readonly unanswered = new Set<string>();
+	/** Long work's progress, in Pi's footer (set at each session start); nowhere without a UI. */
+	private readonly progress = new ProgressStatus();
+	/** Whether a pass may make past sessions' summaries; asks the person at most once per workspace. */
+	private readonly backfill = new BackfillPermission();
 
 	/** @param settingsOf where a workspace's settings are kept (tests pass memory) */
 	constructor(private readonly settingsOf: (workspace: string) => BackfillSettingsStore = workspaceSettingsStore) {}
@@ -69,7 +61,7 @@ export class HistoryRuntime {
 				agentDir: facts.agentDir,
 				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
-				progress: (work, done, total) => this.showProgress(work, done, total),
+				progress: (work, done, total) => this.progress.show(work, done, total),
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));
@@ -85,7 +77,7 @@ export class HistoryRuntime {
 	 * `status` shows the progress of long work (reading many files, making search text again).
 	 */
 	start(facts: PiSessionFacts, status?: (text: string | undefined) => void): void {
-		this.progressStatus = status;
+		this.progress.showIn(status);
 		const service = this.serviceFor(facts);
 		this.follow(facts);
 		this.pending = this.pending.then(() => this.ingest(service));
@@ -142,7 +134,15 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
-				const all = await this.backfillAllowed(facts, service, ask, controller.signal);
+				const all = await this.backfill.allowed({
+					settings: this.settingsFor(facts),
+					workspace: facts.cwd,
+					currentSessionId: facts.sessionId,
+					backlog: () => service.summaryBacklog(),
+					ask,
+					signal: controller.signal,
+					problem: (text) => this.problems.push(text),
+				});
 				if (controller.signal.aborted) return undefined;
 				const only = all ? undefined : (id: string) => id === facts.sessionId;
 				await service.loadDue(only); // the archives with summaries due, not the whole history
@@ -167,60 +167,6 @@ export class HistoryRuntime {
 		})();
 		this.summarizing = { controller, done };
 		return done;
-	}
-
-	/**
-	 * Whether this pass may make past sessions' summaries (see `summarize`). The question is asked
-	 * at most once per workspace and process; a stored answer is never asked again.
-	 */
-	private async backfillAllowed(facts: PiSessionFacts, service: HistoryService, ask: BackfillQuestion | undefined, signal: AbortSignal): Promise<boolean> {
-		const settings = this.settingsFor(facts);
-		let stored: BackfillSettings;
-		try {
-			stored = await settings.load();
-		} catch (err) {
-			this.problems.push(`settings: ${(err as Error).message}; only this session's summaries are made`);
-			return false;
-		}
-		const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId);
-		const scope = backfillScope(backlog, stored);
-		if (scope !== "ask") return scope === "all";
-		if (!ask || this.unanswered.has(facts.cwd)) return false;
-		const answer = await ask(
-			{
-				title: `pbot: summarize past sessions? ${describeBacklog(backlog)}`,
-				backlog,
-				threshold: stored.threshold,
-			},
-			signal,
-		);
-		if (answer === undefined) {
-			if (!signal.aborted) {
-				this.unanswered.add(facts.cwd);
-				this.problems.push(`${describeBacklog(backlog)} wait: only this session's summaries are made. /pbot summaries on makes them.`);
-			}
-			return false;
-		}
-		await settings.save({ backfill: answer });
-		return answer === "on";
-	}
-
-	/**
-	 * Progress of an ingest or a projection rebuild in the footer: from 0 of N, at most every
-	 * `PROGRESS_EVERY_MS`, cleared at N of N. Work of fewer than `PROGRESS_MIN` items (the file of
-	 * the turn that just ended) is not shown: it would only flicker.
-	 */
-	private showProgress(work: "sessions" | "search text", done: number, total: number): void {
-		const status = this.progressStatus;
-		if (!status || total < PROGRESS_MIN) return;
-		const now = Date.now();
-		if (done > 0 && done < total && now - this.progressShownAt < PROGRESS_EVERY_MS) return;
-		this.progressShownAt = now;
-		try {
-			status(done >= total ? undefined : `pbot: ${work === "sessions" ? "reading sessions" : "making search text"} ${done}/${total}`);
-		} catch {
-			// a stale Pi context after a switch: the status no longer matters
-		}
 	}
 
 	/** Runs `start` once Pi is idle (a timer after `agent_end`); a cancel before then drops it. */
@@ -291,22 +237,6 @@ export class HistoryRuntime {
 			this.problems.push(`ingest: ${(err as Error).message}`);
 		}
 	}
-}
-
-/** Work of fewer items than this shows no progress. */
-const PROGRESS_MIN = 5;
-const PROGRESS_EVERY_MS = 100;
-
-/** The backfill question put to the person: `on`/`off` is their answer (kept), `undefined` none (dismissed, timed out). */
-export type BackfillQuestion = (
-	question: { readonly title: string; readonly backlog: Backlog; readonly threshold: number },
-	signal: AbortSignal,
-) => Promise<"on" | "off" | undefined>;
-
-/** The archives of one session only: a pass that must not touch past sessions sees nothing else. */
-function sessionOnly(state: ArchiveState, sessionId: string): ArchiveState {
-	const archive = state.sessions[sessionId];
-	return { sessions: archive ? { [sessionId]: archive } : {} };
 }
 
 /** What a person should hear about a migration: copies made and records that could not be read. */

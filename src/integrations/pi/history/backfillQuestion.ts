@@ -1,0 +1,79 @@
+import type { ArchiveState } from "../../../services/history/projections/archive.ts";
+import {
+	backfillScope,
+	type Backlog,
+	type BackfillSettings,
+	type BackfillSettingsStore,
+	describeBacklog,
+	type SessionBacklog,
+	splitBacklog,
+} from "../../../services/history/summaries/backfill.ts";
+
+/** The backfill question put to the person: `on`/`off` is their answer (kept), `undefined` none (dismissed, timed out). */
+export type BackfillQuestion = (
+	question: { readonly title: string; readonly backlog: Backlog; readonly threshold: number },
+	signal: AbortSignal,
+) => Promise<"on" | "off" | undefined>;
+
+/** What deciding one pass's backfill needs from the runtime. */
+export interface BackfillCase {
+	/** The workspace's settings (its stored answer and threshold). */
+	readonly settings: BackfillSettingsStore;
+	readonly workspace: string;
+	readonly currentSessionId: string;
+	/** Summaries due per session (`HistoryService.summaryBacklog`). */
+	readonly backlog: () => Promise<ReadonlyMap<string, SessionBacklog>>;
+	/** How to ask the person; absent in print mode. */
+	readonly ask: BackfillQuestion | undefined;
+	readonly signal: AbortSignal;
+	/** A problem for the next command or tool result to mention. */
+	readonly problem: (text: string) => void;
+}
+
+/**
+ * Whether a summary pass may make past sessions' summaries ("backfill", see `summaries/backfill.ts`):
+ * when the workspace said yes, or when the backlog is at most the threshold; above it, the person
+ * is asked before any call. The question is asked at most once per workspace and process (this
+ * object is the process's); a stored answer is never asked again.
+ */
+export class BackfillPermission {
+	/** Workspaces whose backfill question went unanswered in this process: not asked again until the next one. */
+	private readonly unanswered = new Set<string>();
+
+	async allowed(c: BackfillCase): Promise<boolean> {
+		let stored: BackfillSettings;
+		try {
+			stored = await c.settings.load();
+		} catch (err) {
+			c.problem(`settings: ${(err as Error).message}; only this session's summaries are made`);
+			return false;
+		}
+		const backlog = splitBacklog(await c.backlog(), c.currentSessionId);
+		const scope = backfillScope(backlog, stored);
+		if (scope !== "ask") return scope === "all";
+		if (!c.ask || this.unanswered.has(c.workspace)) return false;
+		const answer = await c.ask(
+			{
+				title: `pbot: summarize past sessions? ${describeBacklog(backlog)}`,
+				backlog,
+				threshold: stored.threshold,
+			},
+			c.signal,
+		);
+		if (answer === undefined) {
+			if (!c.signal.aborted) {
+				this.unanswered.add(c.workspace);
+				c.problem(`${describeBacklog(backlog)} wait: only this session's summaries are made. /pbot summaries on makes them.`);
+			}
+			return false;
+		}
+		await c.settings.save({ backfill: answer });
+		return answer === "on";
+	}
+}
+
+/** The archives of one session only: a pass that must not touch past sessions sees nothing else. */
+export function sessionOnly(state: ArchiveState, sessionId: string): ArchiveState {
+	const archive = state.sessions[sessionId];
+	return { sessions: archive ? { [sessionId]: archive } : {} };
+}
