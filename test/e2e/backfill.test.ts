@@ -48,8 +48,8 @@ describe.skipIf(!hasTmux)("summary backfill asks first in the real Pi TUI (tmux)
 		type("hello there");
 		press("Enter");
 		await see("ANSWER: hello there");
-		await see("summarize past sessions?", "the backfill question");
-		expect(screen()).toMatch(/6 summaries of 3 past sessions \(about [\d,.]+k? input tokens\)/);
+		await see("summarize earlier work?", "the backfill question");
+		expect(screen()).toMatch(/6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\)/);
 		expect(calls()).toEqual([]);
 		// The first row is "Not now"; the third is "No".
 		press("Down");
@@ -62,7 +62,7 @@ describe.skipIf(!hasTmux)("summary backfill asks first in the real Pi TUI (tmux)
 		press("Enter");
 		await see("ANSWER: and again");
 		await new Promise((r) => setTimeout(r, 1500));
-		expect(screen()).not.toContain("summarize past sessions?");
+		expect(screen()).not.toContain("summarize earlier work?");
 		expect(calls()).toEqual([]);
 	});
 });

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
@@ -87,7 +87,7 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 		await fourQuestions();
 		expect(asked).toHaveLength(1);
 		expect(asked[0]!.callsBefore).toBe(0);
-		expect(asked[0]!.title).toMatch(/6 summaries of 3 past sessions \(about [\d,.]+k? input tokens\)/);
+		expect(asked[0]!.title).toMatch(/6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\)/);
 		// The session's own summary proceeds; no past session's is made.
 		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
 		expect(summaryCalls).toHaveLength(1);
@@ -118,7 +118,7 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 		expect(asked).toHaveLength(1);
 		expect(summaryCalls).toHaveLength(2);
 		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
-		expect(h.runtime.takeProblems().join("\n")).toContain("6 summaries of 3 past sessions");
+		expect(h.runtime.takeProblems().join("\n")).toContain("6 summaries of earlier work in 3 sessions");
 	});
 
 	it("a backlog at or below the threshold starts without a question", async () => {
@@ -136,6 +136,56 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 		expect(summaryCalls).toHaveLength(1);
 		expect(userText(summaryCalls[0]!)).toContain("current question");
 		expect((await settingsOf(root)).summaries).toEqual({ threshold: 4 });
+	});
+});
+
+describe("a long session resumed after pbot was installed", () => {
+	/** A workspace whose one session has eight Q&A (two summaries due), opened again by Pi: its earlier work. */
+	async function resumed(choice: (options: string[]) => string | undefined) {
+		const root = await pastHistory(1, 1);
+		const dir = nativeSessionDir(join(root, "workspace"), join(root, "agent"));
+		const file = join(dir, (await readdir(dir))[0] as string);
+		const asked: { title: string; callsBefore: number }[] = [];
+		const summaryCalls: Context[] = [];
+		const ui = recordingUi((title, options) => {
+			asked.push({ title, callsBefore: summaryCalls.length });
+			return choice(options);
+		});
+		const h = await startPi({ root, uiContext: ui.ui, sessionManager: () => SessionManager.open(file) });
+		harnesses.push(h);
+		h.faux.setResponses(
+			Array.from({ length: 100 }, () => (context: Context) => {
+				if (!isSummaryCall(context)) return fauxAssistantMessage("answer");
+				summaryCalls.push(context);
+				return fauxAssistantMessage("SUMMARY");
+			}),
+		);
+		await h.runtime.settled();
+		for (let i = 1; i <= 4; i++) await h.session.prompt(`current question ${i}`);
+		await h.runtime.settled();
+		await waitForPass(h);
+		return { h, asked, summaryCalls, shown: ui.shown };
+	}
+
+	it("counts what was already due in it as earlier work: asked first, and declining makes only the new summary", async () => {
+		const { h, asked, summaryCalls, shown } = await resumed(pick("No:"));
+		expect(asked).toHaveLength(1);
+		expect(asked[0]?.title).toMatch(/2 summaries of earlier work in 1 session/);
+		expect(asked[0]?.callsBefore).toBe(0);
+		expect(summaryCalls).toHaveLength(1);
+		expect(userText(summaryCalls[0] as Context)).toContain("current question 4");
+		expect(userText(summaryCalls[0] as Context)).not.toContain("past session 1 question 1");
+		await h.session.prompt("/pbot summaries");
+		const status = shown.filter((x) => x.kind === "notify:info").at(-1)?.text ?? "";
+		expect(status).toContain("This session's new work: 0 summaries due");
+		expect(status).toMatch(/Earlier work: 2 summaries of earlier work in 1 session \(about/);
+		expect(status).toContain("Earlier work is not summarized (off)");
+	});
+
+	it("accepting makes the earlier ones too", async () => {
+		const { summaryCalls } = await resumed(pick("Yes:"));
+		expect(summaryCalls).toHaveLength(3);
+		expect(summaryCalls.filter((c) => userText(c).includes("past session 1 question"))).toHaveLength(2);
 	});
 });
 
@@ -165,11 +215,11 @@ describe("/pbot summaries", () => {
 				.join("\n");
 		};
 		const status = await said("/pbot summaries");
-		expect(status).toContain("This session: 0 summaries due");
-		expect(status).toMatch(/Past sessions: 6 summaries of 3 past sessions \(about [\d,.]+k? input tokens\) due/);
+		expect(status).toContain("This session's new work: 0 summaries due");
+		expect(status).toMatch(/Earlier work: 6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\) due/);
 		expect(status).toContain("Not asked yet: a backlog above 50 call(s)");
 		expect(await said("/pbot summaries on")).toContain("on for this workspace");
-		expect(await said("/pbot summaries")).toContain("Past sessions are summarized (on)");
+		expect(await said("/pbot summaries")).toContain("Earlier work is summarized (on)");
 		expect(await said("/pbot summaries off")).toContain("off for this workspace");
 		expect(await said("/pbot summaries threshold 200")).toContain("above 200 call(s)");
 		expect((await settingsOf(root)).summaries).toEqual({ backfill: "off", threshold: 200 });

@@ -12,10 +12,16 @@ describe("backfill policy", () => {
 	it("splits the current session's calls from the past sessions' and estimates their input tokens", () => {
 		const split = splitBacklog(backlog, "current");
 		expect(split).toEqual({ currentCalls: 3, pastCalls: 1_649, pastSessions: 2, pastTokens: 2_100_000 + 1_649 * 250 });
-		expect(describeBacklog(split)).toBe("1,649 summaries of 2 past sessions (about 2.5M input tokens)");
+		expect(describeBacklog(split)).toBe("1,649 summaries of earlier work in 2 sessions (about 2.5M input tokens)");
 		expect(describeBacklog(splitBacklog(new Map([["x", { due: 1, inputChars: 400 }]]), "current"))).toBe(
-			"1 summary of 1 past session (about 350 input tokens)",
+			"1 summary of earlier work in 1 session (about 350 input tokens)",
 		);
+	});
+
+	it("counts what was due in the current session when it started as earlier work, with its share of the input", () => {
+		const split = splitBacklog(new Map([["current", { due: 10, inputChars: 40_000 }]]), "current", 8);
+		expect(split).toEqual({ currentCalls: 2, pastCalls: 8, pastSessions: 1, pastTokens: 8_000 + 8 * 250 });
+		expect(splitBacklog(new Map([["current", { due: 3, inputChars: 1 }]]), "current", 0).pastSessions).toBe(0);
 	});
 
 	it("runs everything at or below the threshold, asks above it, and follows a stored answer either way", () => {

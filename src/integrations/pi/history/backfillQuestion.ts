@@ -21,6 +21,8 @@ export interface BackfillCase {
 	readonly settings: BackfillSettingsStore;
 	readonly workspace: string;
 	readonly currentSessionId: string;
+	/** Of the current session's due summaries, how many are earlier work (due before this process started on it). */
+	readonly earlierInCurrent: number;
 	/** Summaries due per session (`HistoryService.summaryBacklog`). */
 	readonly backlog: () => Promise<ReadonlyMap<string, SessionBacklog>>;
 	/** How to ask the person; absent in print mode. */
@@ -48,13 +50,13 @@ export class BackfillPermission {
 			c.problem(`settings: ${(err as Error).message}; only this session's summaries are made`);
 			return false;
 		}
-		const backlog = splitBacklog(await c.backlog(), c.currentSessionId);
+		const backlog = splitBacklog(await c.backlog(), c.currentSessionId, c.earlierInCurrent);
 		const scope = backfillScope(backlog, stored);
 		if (scope !== "ask") return scope === "all";
 		if (!c.ask || this.unanswered.has(c.workspace)) return false;
 		const answer = await c.ask(
 			{
-				title: `pbot: summarize past sessions? ${describeBacklog(backlog)}`,
+				title: `pbot: summarize earlier work? ${describeBacklog(backlog)}`,
 				backlog,
 				threshold: stored.threshold,
 			},
@@ -63,7 +65,7 @@ export class BackfillPermission {
 		if (answer === undefined) {
 			if (!c.signal.aborted) {
 				this.unanswered.add(c.workspace);
-				c.problem(`${describeBacklog(backlog)} wait: only this session's summaries are made. /pbot summaries on makes them.`);
+				c.problem(`${describeBacklog(backlog)} wait: only this session's new summaries are made. /pbot summaries on makes them.`);
 			}
 			return false;
 		}
@@ -72,8 +74,26 @@ export class BackfillPermission {
 	}
 }
 
-/** The archives of one session only: a pass that must not touch past sessions sees nothing else. */
-export function sessionOnly(state: ArchiveState, sessionId: string): ArchiveState {
+/**
+ * The archives of one session only, without its earlier work (`earlier`: summary ids due before
+ * this process started on it): a pass that must not make earlier work sees nothing else.
+ */
+export function sessionOnly(state: ArchiveState, sessionId: string, earlier: ReadonlySet<string> = new Set()): ArchiveState {
 	const archive = state.sessions[sessionId];
-	return { sessions: archive ? { [sessionId]: archive } : {} };
+	if (!archive) return { sessions: {} };
+	if (earlier.size === 0) return { sessions: { [sessionId]: archive } };
+	const summaries = Object.fromEntries(Object.entries(archive.summaries).filter(([id]) => !earlier.has(id)));
+	return { sessions: { [sessionId]: { ...archive, summaries } } };
+}
+
+/**
+ * A session's earlier work: its due summaries (pending, or stale) over Q&A that had all ended
+ * before `sinceMs` (when the session started in this process). One reaching past it is new work.
+ */
+export function earlierSummaryIds(state: ArchiveState, sessionId: string, sinceMs: number): Set<string> {
+	const archive = state.sessions[sessionId];
+	const ids = new Set<string>();
+	if (!archive) return ids;
+	for (const s of Object.values(archive.summaries)) if ((s.status === "pending" || s.stale === true) && Date.parse(s.endedAt) < sinceMs) ids.add(s.id);
+	return ids;
 }

@@ -13,7 +13,7 @@ import { summariesCommand } from "./summariesCommand.ts";
 const USAGE = "Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]";
 const SUBCOMMANDS = [
 	{ value: "history", description: "browse sessions, or search with a keyword" },
-	{ value: "summaries", description: "the summary backlog; on/off for past sessions, the threshold" },
+	{ value: "summaries", description: "the summary backlog; on/off for earlier work, the threshold" },
 ];
 /** How many sessions or hits a picker offers. */
 const PICKER_LIMIT = 50;

@@ -80,9 +80,9 @@ async function resolveAuth(ctx: ExtensionContext): Promise<ModelAuth | { error: 
 /** How long the backfill question waits for an answer (an RPC client may never give one). */
 const ASK_TIMEOUT_MS = 120_000;
 /** The first row is the safe one: an Enter meant for the editor must not spend money. */
-const NOT_NOW = "Not now: only this session's summaries (ask again in the next Pi session)";
-const YES = "Yes: summarize the past sessions too";
-const NO = "No: never for past sessions of this workspace (/pbot summaries on changes it)";
+const NOT_NOW = "Not now: only this session's new summaries (ask again in the next Pi session)";
+const YES = "Yes: summarize the earlier work too";
+const NO = "No: never for earlier work in this workspace (/pbot summaries on changes it)";
 
 /** The backfill question as a dialog of Pi's; a stale context (a switch meanwhile) is no answer. */
 function askBackfill(ctx: ExtensionContext): BackfillQuestion {

@@ -4,7 +4,7 @@ import type { BackfillSettingsStore } from "../../../services/history/summaries/
 import { LiveIngest } from "../../../services/history/service/liveIngest.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { workspaceSettingsStore } from "../../../storage/history-files/settingsFile.ts";
-import { BackfillPermission, type BackfillQuestion, sessionOnly } from "./backfillQuestion.ts";
+import { BackfillPermission, type BackfillQuestion, earlierSummaryIds, sessionOnly } from "./backfillQuestion.ts";
 import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
 import { ProgressStatus } from "./progressStatus.ts";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
@@ -41,6 +41,12 @@ export class HistoryRuntime {
 	private readonly progress = new ProgressStatus();
 	/** Whether a pass may make past sessions' summaries; asks the person at most once per workspace. */
 	private readonly backfill = new BackfillPermission();
+	/**
+	 * When each session started in this process. A summary of it over Q&A that had all ended by
+	 * then is earlier work, like a past session's (a long session resumed after pbot was
+	 * installed); only what it covers from then on is the session's own new work, made without asking.
+	 */
+	private readonly sessionStarts = new Map<string, number>();
 
 	/** @param settingsOf where a workspace's settings are kept (tests pass memory) */
 	constructor(private readonly settingsOf: (workspace: string) => BackfillSettingsStore = workspaceSettingsStore) {}
@@ -79,8 +85,19 @@ export class HistoryRuntime {
 	start(facts: PiSessionFacts, status?: (text: string | undefined) => void): void {
 		this.progress.showIn(status);
 		const service = this.serviceFor(facts);
+		if (!this.sessionStarts.has(facts.sessionId)) this.sessionStarts.set(facts.sessionId, Date.now());
 		this.follow(facts);
 		this.pending = this.pending.then(() => this.ingest(service));
+	}
+
+	/**
+	 * The due summaries of the current session that are earlier work (see `sessionStarts`); its
+	 * archive is brought into memory when anything of it is due (a pass would read it anyway).
+	 */
+	async earlierWork(facts: PiSessionFacts): Promise<ReadonlySet<string>> {
+		const service = this.serviceFor(facts);
+		const since = this.sessionStarts.get(facts.sessionId) ?? Date.now();
+		return earlierSummaryIds(await service.loadDue((id) => id === facts.sessionId), facts.sessionId, since);
 	}
 
 	/** `agent_end` (in the background) and every query (awaited): pick up what changed. */
@@ -134,10 +151,12 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
+				const earlier = await this.earlierWork(facts);
 				const all = await this.backfill.allowed({
 					settings: this.settingsFor(facts),
 					workspace: facts.cwd,
 					currentSessionId: facts.sessionId,
+					earlierInCurrent: earlier.size,
 					backlog: () => service.summaryBacklog(),
 					ask,
 					signal: controller.signal,
@@ -148,7 +167,7 @@ export class HistoryRuntime {
 				await service.loadDue(only); // the archives with summaries due, not the whole history
 				return await runSummaryPass(
 					{
-						state: () => (only ? sessionOnly(service.heldState(), facts.sessionId) : service.heldState()),
+						state: () => (only ? sessionOnly(service.heldState(), facts.sessionId, earlier) : service.heldState()),
 						applyEvents: (events) => service.applyEvents(events),
 					},
 					piSummaryModel(model, auth),

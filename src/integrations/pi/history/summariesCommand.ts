@@ -11,8 +11,9 @@ export interface SummariesAnswer {
 }
 
 /**
- * `/pbot summaries`: the backlog (this session's and the past sessions', with an estimate of the
- * input tokens) and whether past sessions are summarized; `on`/`off` answers that for the
+ * `/pbot summaries`: the backlog (this session's new work, and the earlier work — past sessions' and
+ * what was due in this one when it started — with an estimate of the input tokens) and whether
+ * earlier work is summarized; `on`/`off` answers that for the
  * workspace, `threshold <calls>` sets the backlog above which the person is asked first.
  */
 export async function summariesCommand(args: readonly string[], facts: PiSessionFacts, runtime: HistoryRuntime): Promise<SummariesAnswer> {
@@ -23,33 +24,34 @@ export async function summariesCommand(args: readonly string[], facts: PiSession
 		await settings.save({ backfill: verb });
 		const now =
 			verb === "on"
-				? "past sessions' summaries are made after the next turn ends (new input pauses them)"
-				: "only the current session's summaries are made; the past sessions' wait";
+				? "the earlier work's summaries are made after the next turn ends (new input pauses them)"
+				: "only the current session's new summaries are made; the earlier work waits";
 		return { text: `pbot summaries: ${verb} for this workspace: ${now}.`, level: "info" };
 	}
 	if (verb === "threshold") {
 		const calls = value !== undefined && /^\d{1,7}$/.test(value) ? Number(value) : undefined;
 		if (calls === undefined || extra.length > 0) return { text: `pbot summaries: the threshold is a number of calls (0 or more). ${USAGE}`, level: "warning" };
 		await settings.save({ threshold: calls });
-		return { text: `pbot summaries: a backlog of past sessions above ${calls} call(s) is asked about first.`, level: "info" };
+		return { text: `pbot summaries: a backlog of earlier work above ${calls} call(s) is asked about first.`, level: "info" };
 	}
 	if (verb !== undefined) return { text: USAGE, level: "warning" };
 
 	await runtime.settled();
 	const service = runtime.serviceFor(facts);
-	const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId);
+	const earlier = await runtime.earlierWork(facts);
+	const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId, earlier.size);
 	const stored = await settings.load();
 	return { text: statusText(backlog, stored.backfill, stored.threshold), level: "info" };
 }
 
 function statusText(backlog: Backlog, backfill: "on" | "off" | undefined, threshold: number): string {
-	const current = `This session: ${backlog.currentCalls} ${backlog.currentCalls === 1 ? "summary" : "summaries"} due (always made).`;
-	const past = backlog.pastCalls === 0 ? "Past sessions: nothing due." : `Past sessions: ${describeBacklog(backlog)} due.`;
+	const current = `This session's new work: ${backlog.currentCalls} ${backlog.currentCalls === 1 ? "summary" : "summaries"} due (always made).`;
+	const past = backlog.pastCalls === 0 ? "Earlier work: nothing due." : `Earlier work: ${describeBacklog(backlog)} due.`;
 	const policy =
 		backfill === "on"
-			? "Past sessions are summarized (on). /pbot summaries off stops it."
+			? "Earlier work is summarized (on). /pbot summaries off stops it."
 			: backfill === "off"
-				? "Past sessions are not summarized (off). /pbot summaries on starts it."
+				? "Earlier work is not summarized (off). /pbot summaries on starts it."
 				: `Not asked yet: a backlog above ${threshold} call(s) is asked about before it starts. /pbot summaries on|off answers now; /pbot summaries threshold <calls> sets it.`;
 	return ["pbot summaries", current, past, policy].join("\n");
 }

@@ -56,12 +56,17 @@ export function backlogOf(heads: Iterable<SessionText>): Map<string, SessionBack
 	return backlog;
 }
 
-/** The backlog split into the current session's and the past sessions'. */
+/**
+ * The backlog split into the current session's new summaries and the earlier work: the past
+ * sessions' and what was already due in the current session when this process first saw it (a
+ * long session resumed after installing pbot is earlier work too, not "new").
+ */
 export interface Backlog {
 	readonly currentCalls: number;
 	readonly pastCalls: number;
+	/** Sessions with earlier work due (the current one counts when it has some). */
 	readonly pastSessions: number;
-	/** Input tokens the past sessions' calls would send, roughly (4 characters a token, plus each call's prompt). */
+	/** Input tokens the earlier work's calls would send, roughly (4 characters a token, plus each call's prompt). */
 	readonly pastTokens: number;
 }
 
@@ -73,19 +78,20 @@ const CHARS_PER_TOKEN = 4;
 /** Tokens of system prompt and framing each call sends besides its input. */
 const PROMPT_TOKENS_PER_CALL = 250;
 
-export function splitBacklog(backlog: ReadonlyMap<string, SessionBacklog>, currentSessionId: string | undefined): Backlog {
+/** `earlierInCurrent`: of the current session's due summaries, how many were due before this process started on it. */
+export function splitBacklog(backlog: ReadonlyMap<string, SessionBacklog>, currentSessionId: string | undefined, earlierInCurrent = 0): Backlog {
 	let currentCalls = 0;
 	let pastCalls = 0;
 	let pastSessions = 0;
 	let pastChars = 0;
 	for (const [id, b] of backlog) {
 		if (b.due === 0) continue;
-		if (id === currentSessionId) currentCalls += b.due;
-		else {
-			pastCalls += b.due;
-			pastSessions++;
-			pastChars += b.inputChars;
-		}
+		const earlier = id === currentSessionId ? Math.min(b.due, earlierInCurrent) : b.due;
+		currentCalls += b.due - earlier;
+		if (earlier === 0) continue;
+		pastCalls += earlier;
+		pastSessions++;
+		pastChars += (b.inputChars * earlier) / b.due;
 	}
 	return { currentCalls, pastCalls, pastSessions, pastTokens: Math.round(pastChars / CHARS_PER_TOKEN) + pastCalls * PROMPT_TOKENS_PER_CALL };
 }
@@ -100,11 +106,11 @@ export function backfillScope(backlog: Backlog, settings: BackfillSettings): Bac
 	return backlog.pastCalls <= settings.threshold ? "all" : "ask";
 }
 
-/** "1,649 summaries of 212 past sessions (about 2.1M input tokens)": the backlog as a person reads it. */
+/** "1,649 summaries of earlier work in 212 sessions (about 2.1M input tokens)": the backlog as a person reads it. */
 export function describeBacklog(backlog: Backlog): string {
 	const calls = `${backlog.pastCalls.toLocaleString("en-US")} ${backlog.pastCalls === 1 ? "summary" : "summaries"}`;
-	const sessions = `${backlog.pastSessions.toLocaleString("en-US")} past ${backlog.pastSessions === 1 ? "session" : "sessions"}`;
-	return `${calls} of ${sessions} (about ${compactTokens(backlog.pastTokens)} input tokens)`;
+	const sessions = `${backlog.pastSessions.toLocaleString("en-US")} ${backlog.pastSessions === 1 ? "session" : "sessions"}`;
+	return `${calls} of earlier work in ${sessions} (about ${compactTokens(backlog.pastTokens)} input tokens)`;
 }
 
 function compactTokens(n: number): string {
