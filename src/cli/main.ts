@@ -123,6 +123,7 @@ function buildProgram(io: CliIo): Command {
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
 					...(opts.model ? { model: opts.model } : {}),
 					signal: controller.signal,
+					onPlan: (plan, model) => io.stderr(`pbot: making ${plan} with ${model}; Ctrl+C stops (what is made is kept)`),
 					onProgress: (done, total) => io.stderr(`pbot: summaries ${done}/${total}`),
 				});
 				if (opts.json) io.stdout(JSON.stringify(report, null, 2));

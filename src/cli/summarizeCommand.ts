@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { AuthStorage, getAgentDir, ModelRegistry, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { HistoryService } from "../services/history/service/historyService.ts";
+import { describeBacklog, splitBacklog } from "../services/history/summaries/backfill.ts";
 import { runSummaryPass, type SummaryPassReport } from "../services/history/summaries/summaryWorker.ts";
 import { piSummaryModel } from "../integrations/pi/history/piSummaryModel.ts";
 
@@ -12,6 +13,8 @@ export interface SummarizeOptions {
 	readonly model?: string;
 	/** Progress as it goes ("pbot: summaries 3/10"). */
 	readonly onProgress?: (done: number, total: number) => void;
+	/** Before the first call: what is due and roughly what it sends ("12 summaries of earlier work in 3 sessions (about 40k input tokens)"), and the model. */
+	readonly onPlan?: (plan: string, model: string) => void;
 	readonly signal: AbortSignal;
 }
 
@@ -32,6 +35,8 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	const auth = await registry.getApiKeyAndHeaders(model);
 	if (!auth.ok) throw new SummarizeSetupError(`no auth for ${model.provider}/${model.id}: ${auth.error}`);
 	await service.ingest();
+	const backlog = splitBacklog(await service.summaryBacklog(), undefined);
+	if (backlog.pastCalls > 0) options.onPlan?.(describeBacklog(backlog), `${model.provider}/${model.id}`);
 	await service.loadDue();
 	const report = await runSummaryPass(
 		{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },

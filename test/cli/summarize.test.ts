@@ -73,6 +73,13 @@ describe("pbot-history summarize", () => {
 		expect(faux.state.callCount).toBe(all.length);
 		expect(all.every((s) => s.status === "ready" && s.model === "faux/faux-1")).toBe(true);
 		expect(err.at(-1)).toBe(`pbot: summaries ${all.length}/${all.length}`);
+		// Before any call: how many, roughly what they send, and with which model.
+		expect(err[0]).toMatch(
+			new RegExp(
+				`^pbot: making ${all.length} summaries of earlier work in \\d+ sessions? \\(about [\\d,.]+k? input tokens\\) with faux/faux-1; Ctrl\\+C stops`,
+			),
+		);
+		expect(err[1]).toBe(`pbot: summaries 0/${all.length}`);
 	});
 
 	it("explains a missing model or key with exit code 2", async () => {
