@@ -1,9 +1,9 @@
-import { statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, pathExists } from "../../../storage/history-files/index.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
-import { listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
+import { fingerprintOf, listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
 
 export interface DiscoveryOptions {
 	/** The workspace (Pi's cwd). */
@@ -50,13 +50,24 @@ function sourceOf(path: string): SessionSource {
 	return source;
 }
 
-async function headOf(path: string): Promise<SessionHead | undefined> {
-	const s = statSync(path, { throwIfNoEntry: false });
+/** A file's header (from memory while it is the same file) and the `stat` taken to know that. */
+async function headOf(path: string): Promise<{ head: SessionHead | undefined; stat: Stats | undefined }> {
+	const stat = statSync(path, { throwIfNoEntry: false });
 	const known = knownHeads.get(path);
-	if (s && known && known.ino === s.ino && s.size >= known.size && known.head !== undefined) return known.head;
+	if (stat && known && known.ino === stat.ino && stat.size >= known.size && known.head !== undefined) return { head: known.head, stat };
 	const head = await readSessionHead(path);
-	if (s) knownHeads.set(path, { ino: s.ino, size: s.size, head });
-	return head;
+	if (stat) knownHeads.set(path, { ino: stat.ino, size: stat.size, head });
+	return { head, stat };
+}
+
+/**
+ * The source with its fingerprint from the `stat` discovery just took (an ingest asks for it
+ * right after): one `stat` per file and query instead of two. Taken before the file is read, as
+ * a fingerprint must be, so a change after it shows next time.
+ */
+function withStat(source: SessionSource, stat: Stats): SessionSource {
+	const fingerprint = fingerprintOf(stat);
+	return { ...source, fingerprint: async () => fingerprint };
 }
 
 /** Finds the workspace's session files: see `DiscoveryOptions` for which folders and why. */
@@ -90,11 +101,13 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
 			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
 			const heads = new Map<string, SessionHead>();
+			const stats = new Map<string, Stats>();
 			for (const dir of new Set(scan)) {
 				for (const file of await listing(dir)) {
 					if (chosen.has(file)) continue;
-					const head = await headOf(file);
+					const { head, stat } = await headOf(file);
 					if (head) heads.set(file, head);
+					if (stat) stats.set(file, stat);
 				}
 			}
 			// Workspace sessions first, then, until nothing changes, forks of what was taken.
@@ -118,7 +131,11 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 					}
 				}
 			}
-			return { sources: [...chosen.values()], warnings };
+			const sources = [...chosen].map(([path, source]) => {
+				const stat = stats.get(path);
+				return stat ? withStat(source, stat) : source;
+			});
+			return { sources, warnings };
 		},
 	};
 }

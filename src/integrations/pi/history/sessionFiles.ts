@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
@@ -146,10 +146,15 @@ export function sessionFileSource(path: string): SessionSource {
 		// per file cost more than the call.
 		fingerprint: async () => {
 			const s = statSync(path, { throwIfNoEntry: false });
-			return s ? `${s.size}:${s.mtimeMs}:${s.ino}:${s.ctimeMs}` : undefined;
+			return s ? fingerprintOf(s) : undefined;
 		},
 		state: () => sourceState(path, fallback),
 	};
+}
+
+/** What tells a file unchanged since it was last read: size, mtime, inode, ctime (a copy or a touch changes it). */
+export function fingerprintOf(s: Stats): string {
+	return `${s.size}:${s.mtimeMs}:${s.ino}:${s.ctimeMs}`;
 }
 
 /**
