@@ -75,9 +75,7 @@ describe("pbot-history summarize", () => {
 		expect(err.at(-1)).toBe(`pbot: summaries ${all.length}/${all.length}`);
 		// Before any call: how many, roughly what they send, and with which model.
 		expect(err[0]).toMatch(
-			new RegExp(
-				`^pbot: making ${all.length} summaries of earlier work in \\d+ sessions? \\(about [\\d,.]+k? input tokens\\) with faux/faux-1; Ctrl\\+C stops`,
-			),
+			new RegExp(`^pbot: making ${all.length} summaries in \\d+ sessions? \\(about [\\d,.]+k? input tokens\\) with faux/faux-1; Ctrl\\+C stops`),
 		);
 		expect(err[1]).toBe(`pbot: summaries 0/${all.length}`);
 	});

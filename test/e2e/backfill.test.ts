@@ -49,7 +49,7 @@ describe.skipIf(!hasTmux)("summary backfill asks first in the real Pi TUI (tmux)
 		press("Enter");
 		await see("ANSWER: hello there");
 		await see("summarize earlier work?", "the backfill question");
-		expect(screen()).toMatch(/6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\)/);
+		expect(screen()).toMatch(/6 summaries in 3 sessions \(about [\d,.]+k? input tokens\)/);
 		expect(calls()).toEqual([]);
 		// The first row is "Not now"; the third is "No".
 		press("Down");

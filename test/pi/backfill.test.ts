@@ -87,7 +87,7 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 		await fourQuestions();
 		expect(asked).toHaveLength(1);
 		expect(asked[0]!.callsBefore).toBe(0);
-		expect(asked[0]!.title).toMatch(/6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\)/);
+		expect(asked[0]!.title).toMatch(/6 summaries in 3 sessions \(about [\d,.]+k? input tokens\)/);
 		// The session's own summary proceeds; no past session's is made.
 		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
 		expect(summaryCalls).toHaveLength(1);
@@ -110,15 +110,19 @@ describe("summaries of past sessions ask first when the backlog is large", () =>
 		expect((await settingsOf(root)).summaries).toEqual({ backfill: "on", threshold: 4 });
 	});
 
-	it("a dismissed question makes only this session's summaries, says why, and is not asked again in this process", async () => {
+	it("a dismissed question makes only this session's summaries, tells the person why, and is not asked again in this process", async () => {
 		const root = await pastHistory(3, 4);
-		const { h, asked, summaryCalls, fourQuestions } = await piAnswering(root, () => undefined);
+		const { h, asked, summaryCalls, shown, fourQuestions } = await piAnswering(root, () => undefined);
 		await fourQuestions();
 		await fourQuestions();
 		expect(asked).toHaveLength(1);
 		expect(summaryCalls).toHaveLength(2);
 		expect(summaryCalls.map(userText).every((t) => t.includes("current question"))).toBe(true);
-		expect(h.runtime.takeProblems().join("\n")).toContain("6 summaries of earlier work in 3 sessions");
+		const told = shown.filter((x) => x.kind === "notify:info").map((x) => x.text);
+		expect(told).toHaveLength(1);
+		expect(told[0]).toMatch(/^pbot: the earlier work \(6 summaries in 3 sessions \(about [\d,.]+k? input tokens\)\) waits; .*\/pbot summaries on/);
+		// Nothing of it goes to the model's tool results.
+		expect(h.runtime.takeProblems()).toEqual([]);
 	});
 
 	it("a backlog at or below the threshold starts without a question", async () => {
@@ -170,7 +174,7 @@ describe("a long session resumed after pbot was installed", () => {
 	it("counts what was already due in it as earlier work: asked first, and declining makes only the new summary", async () => {
 		const { h, asked, summaryCalls, shown } = await resumed(pick("No:"));
 		expect(asked).toHaveLength(1);
-		expect(asked[0]?.title).toMatch(/2 summaries of earlier work in 1 session/);
+		expect(asked[0]?.title).toMatch(/2 summaries in 1 session/);
 		expect(asked[0]?.callsBefore).toBe(0);
 		expect(summaryCalls).toHaveLength(1);
 		expect(userText(summaryCalls[0] as Context)).toContain("current question 4");
@@ -178,7 +182,7 @@ describe("a long session resumed after pbot was installed", () => {
 		await h.session.prompt("/pbot summaries");
 		const status = shown.filter((x) => x.kind === "notify:info").at(-1)?.text ?? "";
 		expect(status).toContain("This session's new work: 0 summaries due");
-		expect(status).toMatch(/Earlier work: 2 summaries of earlier work in 1 session \(about/);
+		expect(status).toMatch(/Earlier work: 2 summaries in 1 session \(about/);
 		expect(status).toContain("Earlier work is not summarized (off)");
 	});
 
@@ -216,7 +220,7 @@ describe("/pbot summaries", () => {
 		};
 		const status = await said("/pbot summaries");
 		expect(status).toContain("This session's new work: 0 summaries due");
-		expect(status).toMatch(/Earlier work: 6 summaries of earlier work in 3 sessions \(about [\d,.]+k? input tokens\) due/);
+		expect(status).toMatch(/Earlier work: 6 summaries in 3 sessions \(about [\d,.]+k? input tokens\) due/);
 		expect(status).toContain("Not asked yet: a backlog above 50 call(s)");
 		expect(await said("/pbot summaries on")).toContain("on for this workspace");
 		expect(await said("/pbot summaries")).toContain("Earlier work is summarized (on)");

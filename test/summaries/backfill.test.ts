@@ -12,10 +12,8 @@ describe("backfill policy", () => {
 	it("splits the current session's calls from the past sessions' and estimates their input tokens", () => {
 		const split = splitBacklog(backlog, "current");
 		expect(split).toEqual({ currentCalls: 3, pastCalls: 1_649, pastSessions: 2, pastTokens: 2_100_000 + 1_649 * 250 });
-		expect(describeBacklog(split)).toBe("1,649 summaries of earlier work in 2 sessions (about 2.5M input tokens)");
-		expect(describeBacklog(splitBacklog(new Map([["x", { due: 1, inputChars: 400 }]]), "current"))).toBe(
-			"1 summary of earlier work in 1 session (about 350 input tokens)",
-		);
+		expect(describeBacklog(split)).toBe("1,649 summaries in 2 sessions (about 2.5M input tokens)");
+		expect(describeBacklog(splitBacklog(new Map([["x", { due: 1, inputChars: 400 }]]), "current"))).toBe("1 summary in 1 session (about 350 input tokens)");
 	});
 
 	it("counts what was due in the current session when it started as earlier work, with its share of the input", () => {

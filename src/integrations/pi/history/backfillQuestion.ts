@@ -11,7 +11,13 @@ import {
 
 /** The backfill question put to the person: `on`/`off` is their answer (kept), `undefined` none (dismissed, timed out). */
 export type BackfillQuestion = (
-	question: { readonly title: string; readonly backlog: Backlog; readonly threshold: number },
+	question: {
+		readonly title: string;
+		/** The earlier work in a few words ("6 summaries in 3 sessions (about 1,750 input tokens)"). */
+		readonly what: string;
+		readonly backlog: Backlog;
+		readonly threshold: number;
+	},
 	signal: AbortSignal,
 ) => Promise<"on" | "off" | undefined>;
 
@@ -57,16 +63,15 @@ export class BackfillPermission {
 		const answer = await c.ask(
 			{
 				title: `pbot: summarize earlier work? ${describeBacklog(backlog)}`,
+				what: describeBacklog(backlog),
 				backlog,
 				threshold: stored.threshold,
 			},
 			c.signal,
 		);
 		if (answer === undefined) {
-			if (!c.signal.aborted) {
-				this.unanswered.add(c.workspace);
-				c.problem(`${describeBacklog(backlog)} wait: only this session's new summaries are made. /pbot summaries on makes them.`);
-			}
+			// Dismissed, "Not now" or timed out: asked again by the next Pi process (the dialog said why).
+			if (!c.signal.aborted) this.unanswered.add(c.workspace);
 			return false;
 		}
 		await c.settings.save({ backfill: answer });

@@ -89,7 +89,15 @@ function askBackfill(ctx: ExtensionContext): BackfillQuestion {
 	return async (question, signal) => {
 		try {
 			const choice = await ctx.ui.select(question.title, [NOT_NOW, YES, NO], { signal, timeout: ASK_TIMEOUT_MS });
-			return choice === YES ? "on" : choice === NO ? "off" : undefined;
+			if (choice === YES) return "on";
+			if (choice === NO) return "off";
+			// Not now, Escape or the timeout: said where the person looks, not in the model's tool results.
+			if (!signal.aborted)
+				ctx.ui.notify(
+					`pbot: the earlier work (${question.what}) waits; only this session's new summaries are made. /pbot summaries on makes it, /pbot summaries off stops this question.`,
+					"info",
+				);
+			return undefined;
 		} catch {
 			return undefined;
 		}

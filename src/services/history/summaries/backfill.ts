@@ -106,11 +106,11 @@ export function backfillScope(backlog: Backlog, settings: BackfillSettings): Bac
 	return backlog.pastCalls <= settings.threshold ? "all" : "ask";
 }
 
-/** "1,649 summaries of earlier work in 212 sessions (about 2.1M input tokens)": the backlog as a person reads it. */
+/** "1,649 summaries in 212 sessions (about 2.1M input tokens)": the earlier work as a person reads it. */
 export function describeBacklog(backlog: Backlog): string {
 	const calls = `${backlog.pastCalls.toLocaleString("en-US")} ${backlog.pastCalls === 1 ? "summary" : "summaries"}`;
 	const sessions = `${backlog.pastSessions.toLocaleString("en-US")} ${backlog.pastSessions === 1 ? "session" : "sessions"}`;
-	return `${calls} of earlier work in ${sessions} (about ${compactTokens(backlog.pastTokens)} input tokens)`;
+	return `${calls} in ${sessions} (about ${compactTokens(backlog.pastTokens)} input tokens)`;
 }
 
 function compactTokens(n: number): string {
