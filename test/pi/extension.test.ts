@@ -295,7 +295,10 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		// Each row starts with its own question (these three ended within a millisecond or so: their order is not asserted), the session after it.
 		const leads = rows.map((r) => r.split("  ·  ")[0] as string);
 		expect([...leads].sort()).toEqual(["How big is an OTTER?", "What is the otter feeding plan?", "Where do otters sleep?"]);
-		for (const row of rows) expect(row.split("  ·  ")[1]).toBe("What is the otter feeding plan?"); // the session's title
+		// Then the session's title (its first question; which one, among three asked in the same millisecond, is not asserted).
+		const titles = new Set(rows.map((r) => r.split("  ·  ")[1]));
+		expect(titles.size).toBe(1);
+		expect(leads).toContain([...titles][0]);
 		const first = leads[0] as string;
 		expect(picker.render(160).join("\n")).toContain(`match: ${first.replace(/otter/i, (m) => `>${m}<`)}`);
 		for (let i = 0; i < leads.indexOf("What is the otter feeding plan?"); i++) picker.handleInput("\x1b[B");
