@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
@@ -201,6 +201,26 @@ describe("the footer during long work", () => {
 		const statuses = shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
 		expect(statuses[0]).toBe("pbot: reading sessions 0/6");
 		expect(statuses.at(-1)).toBe("(cleared)");
+	});
+});
+
+describe("after the start's ingest", () => {
+	it("gets the search text ready in the background (made again here after it was deleted, with its progress), reading no archive", async () => {
+		const root = await pastHistory(6);
+		const first = await piAnswering(root, () => undefined);
+		await first.h.runtime.settled();
+		await first.h.dispose();
+		harnesses.splice(harnesses.indexOf(first.h), 1);
+		const text = join(root, "workspace", ".pi", "pbot", "text");
+		await rm(text, { recursive: true });
+		const { h, shown } = await piAnswering(root, () => undefined);
+		await h.runtime.settled();
+		// No query was made: the start did it.
+		expect((await readdir(text)).filter((n) => n.endsWith(".text"))).toHaveLength(6);
+		const statuses = shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
+		expect(statuses.some((t) => /^pbot: making search text \d+\/6$/.test(t))).toBe(true);
+		expect(statuses.at(-1)).toBe("(cleared)");
+		expect(h.runtime.serviceFor({ cwd: h.workspace, sessionId: "x", agentDir: h.agentDir }).sessionsInMemory).toBe(0);
 	});
 });
 

@@ -87,7 +87,16 @@ export class HistoryRuntime {
 		const service = this.serviceFor(facts);
 		if (!this.sessionStarts.has(facts.sessionId)) this.sessionStarts.set(facts.sessionId, Date.now());
 		this.follow(facts);
-		this.pending = this.pending.then(() => this.ingest(service));
+		// Then, in the background, what the first search needs beyond the ingest (the projection's heads).
+		this.pending = this.pending.then(() => this.ingest(service)).then(() => this.warm(service));
+	}
+
+	private async warm(service: HistoryService): Promise<void> {
+		try {
+			await service.warm();
+		} catch (err) {
+			this.problems.push(`search text: ${(err as Error).message}`);
+		}
 	}
 
 	/**

@@ -152,6 +152,16 @@ export class HistoryService {
 		return backlogOf(await this.projection.withRows());
 	}
 
+	/**
+	 * Gets ready for the first query without answering one: the text projection caught up and
+	 * every session's rows (what a scan needs) in memory. Pi calls it once the start's ingest is
+	 * done, so the person's first search does not pay for it. Reads no archive and no text.
+	 */
+	async warm(): Promise<void> {
+		await this.projection.catchUp();
+		await this.projection.withRows();
+	}
+
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */
 	heldState(): ArchiveState {
 		return this.archives.held.state();
