@@ -10,7 +10,8 @@
  * The Pi extension factory, for hosts embedding Pi's SDK, is `pbot-history/pi` (it loads Pi's SDK).
  */
 export { openWorkspaceHistory, type WorkspaceHistoryOptions } from "./integrations/pi/history/workspaceHistory.ts";
-export type { HistoryService, IngestReport, SessionIngestReport } from "./services/history/service/historyService.ts";
+export type { HistoryService, IngestReport, ProgressListener, SessionIngestReport } from "./services/history/service/historyService.ts";
+export type { SessionBacklog } from "./services/history/summaries/backfill.ts";
 export { isQueryError, QueryError, type QueryErrorCode } from "./services/history/query/errors.ts";
 export type * from "./services/history/query/types.ts";
 export type { SessionArchive, SummaryRecord } from "./services/history/projections/archive.ts";
