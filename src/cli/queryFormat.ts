@@ -6,6 +6,7 @@
 import { formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { printable, table } from "./format.ts";
+import { markedSnippet } from "../services/history/query/printable.ts";
 
 export interface FormatOptions {
 	/** ANSI highlighting (bold + inverse) of matches. */
@@ -66,9 +67,7 @@ function hitFlags(hit: SearchHit): string {
 
 /** The snippet on one line, the match highlighted. */
 export function snippetLine(hit: SearchHit, color: boolean): string {
-	const { start, length } = hit.match;
-	const flat = (t: string) => printable(t.replace(/\s+/g, " "));
-	return flat(hit.snippet.slice(0, start)) + highlight(flat(hit.snippet.slice(start, start + length)), color) + flat(hit.snippet.slice(start + length));
+	return markedSnippet(hit, (match) => highlight(match, color));
 }
 
 export function formatSearch(result: SearchResult, options: FormatOptions): string {

@@ -35,9 +35,10 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	const auth = await registry.getApiKeyAndHeaders(model);
 	if (!auth.ok) throw new SummarizeSetupError(`no auth for ${model.provider}/${model.id}: ${auth.error}`);
 	await service.ingest();
-	const backlog = splitBacklog(await service.summaryBacklog(), undefined);
+	const due = await service.summaryBacklog();
+	const backlog = splitBacklog(due, undefined);
 	if (backlog.pastCalls > 0) options.onPlan?.(describeBacklog(backlog), `${model.provider}/${model.id}`);
-	await service.loadDue();
+	await service.loadSessions(due.keys());
 	const report = await runSummaryPass(
 		{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },
 		piSummaryModel(model, { ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}) }),

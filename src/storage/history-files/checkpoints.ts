@@ -4,7 +4,7 @@ import { EXTRACTION_VERSION } from "../../services/history/ingest/extractionVers
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { makePbotFolder } from "./paths.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";
-import { NotRegularFileError, readRegularText } from "./regularFile.ts";
+import { readJsonDocument } from "./regularFile.ts";
 
 /** `.pi/pbot/checkpoints.json`, relative to the workspace. */
 export const CHECKPOINTS_FILE = join(PBOT_DIR, "checkpoints.json");
@@ -62,41 +62,22 @@ export function memoryCheckpointStore(): CheckpointStore & { readonly saved: Rea
 }
 
 async function readCheckpoints(file: string): Promise<Map<string, SourceCheckpoint>> {
-	let text: string | undefined;
-	try {
-		// Never through a link, never waiting on a FIFO: anything but a regular file is an error the service reports.
-		text = readRegularText(file);
-	} catch (err) {
-		if (err instanceof NotRegularFileError) throw err;
-		return new Map();
+	// A missing or damaged file costs one re-read of every session file: it is rewritten on the next save.
+	// (A link or FIFO in its place is an error the service reports.)
+	const value = readJsonDocument(file, FORMAT, VERSION) as Partial<CheckpointFile> | undefined;
+	if (value?.extraction !== EXTRACTION_VERSION || typeof value.files !== "object" || value.files === null) return new Map();
+	const out = new Map<string, SourceCheckpoint>();
+	for (const [key, c] of Object.entries(value.files)) {
+		if (isCheckpoint(c))
+			out.set(key, {
+				size: c.size,
+				mtimeMs: c.mtimeMs,
+				headHash: c.headHash,
+				sessionId: c.sessionId,
+				...(typeof c.stamp === "string" ? { stamp: c.stamp } : {}),
+			});
 	}
-	if (text === undefined) return new Map();
-	try {
-		const value = JSON.parse(text) as Partial<CheckpointFile>;
-		if (
-			value.format !== FORMAT ||
-			value.version !== VERSION ||
-			value.extraction !== EXTRACTION_VERSION ||
-			typeof value.files !== "object" ||
-			value.files === null
-		)
-			return new Map();
-		const out = new Map<string, SourceCheckpoint>();
-		for (const [key, c] of Object.entries(value.files)) {
-			if (isCheckpoint(c))
-				out.set(key, {
-					size: c.size,
-					mtimeMs: c.mtimeMs,
-					headHash: c.headHash,
-					sessionId: c.sessionId,
-					...(typeof c.stamp === "string" ? { stamp: c.stamp } : {}),
-				});
-		}
-		return out;
-	} catch {
-		// A damaged checkpoint file costs one re-read of every file: it is rewritten on the next save.
-		return new Map();
-	}
+	return out;
 }
 
 function isCheckpoint(c: unknown): c is SourceCheckpoint {

@@ -44,6 +44,32 @@ export function readRegularText(path: string): string | undefined {
 }
 
 /**
+ * One of pbot's small JSON files (checkpoints, settings): its fields when it is there, parses and
+ * carries this `format` and `version`; `undefined` when it is missing, unreadable, damaged or of
+ * another format (the caller's defaults hold, and its next save rewrites it). Never read through a
+ * link, never waited on as a FIFO: anything but a regular file is a `NotRegularFileError`.
+ */
+export function readJsonDocument(path: string, format: string, version: number): Readonly<Record<string, unknown>> | undefined {
+	let text: string | undefined;
+	try {
+		text = readRegularText(path);
+	} catch (err) {
+		if (err instanceof NotRegularFileError) throw err;
+		return undefined;
+	}
+	if (text === undefined) return undefined;
+	let value: unknown;
+	try {
+		value = JSON.parse(text);
+	} catch {
+		return undefined;
+	}
+	if (typeof value !== "object" || value === null) return undefined;
+	const document = value as Record<string, unknown>;
+	return document.format === format && document.version === version ? document : undefined;
+}
+
+/**
  * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
  * fit) and its `stat` as of the read, or
  * `undefined` when there is none. Anything else at the name (a link, a FIFO, a folder) is an error

@@ -2,7 +2,7 @@ import { dirname, join, resolve } from "node:path";
 import { type BackfillSettings, type BackfillSettingsStore, DEFAULT_BACKFILL_THRESHOLD } from "../../services/history/summaries/backfill.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { makePbotFolder } from "./paths.ts";
-import { NotRegularFileError, readRegularText } from "./regularFile.ts";
+import { readJsonDocument } from "./regularFile.ts";
 import { writeFileAtomic } from "./writeJsonAtomic.ts";
 
 /** `.pi/pbot/settings.json`, relative to the workspace. */
@@ -52,29 +52,8 @@ export function memorySettingsStore(initial: Partial<BackfillSettings> = {}): Ba
 
 function readSettings(file: string): BackfillSettings {
 	const defaults: BackfillSettings = { threshold: DEFAULT_BACKFILL_THRESHOLD };
-	let text: string | undefined;
-	try {
-		text = readRegularText(file);
-	} catch (err) {
-		if (err instanceof NotRegularFileError) throw err;
-		return defaults;
-	}
-	if (text === undefined) return defaults;
-	let value: Partial<SettingsFile> | null;
-	try {
-		value = JSON.parse(text) as Partial<SettingsFile> | null;
-	} catch {
-		return defaults;
-	}
-	if (
-		typeof value !== "object" ||
-		value === null ||
-		value.format !== FORMAT ||
-		value.version !== VERSION ||
-		typeof value.summaries !== "object" ||
-		value.summaries === null
-	)
-		return defaults;
+	const value = readJsonDocument(file, FORMAT, VERSION) as Partial<SettingsFile> | undefined;
+	if (typeof value?.summaries !== "object" || value.summaries === null) return defaults;
 	const { backfill, threshold } = value.summaries;
 	return {
 		...(backfill === "on" || backfill === "off" ? { backfill } : {}),

@@ -30,7 +30,7 @@ export interface BackfillCase {
 	/** Of the current session's due summaries, how many are earlier work (due before this process started on it). */
 	readonly earlierInCurrent: number;
 	/** Summaries due per session (`HistoryService.summaryBacklog`). */
-	readonly backlog: () => Promise<ReadonlyMap<string, SessionBacklog>>;
+	readonly backlog: ReadonlyMap<string, SessionBacklog>;
 	/** How to ask the person; absent in print mode. */
 	readonly ask: BackfillQuestion | undefined;
 	readonly signal: AbortSignal;
@@ -56,7 +56,7 @@ export class BackfillPermission {
 			c.problem(`settings: ${(err as Error).message}; only this session's summaries are made`);
 			return false;
 		}
-		const backlog = splitBacklog(await c.backlog(), c.currentSessionId, c.earlierInCurrent);
+		const backlog = splitBacklog(c.backlog, c.currentSessionId, c.earlierInCurrent);
 		const scope = backfillScope(backlog, stored);
 		if (scope !== "ask") return scope === "all";
 		if (!c.ask || this.unanswered.has(c.workspace)) return false;

@@ -5,7 +5,7 @@ import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span, type ViewerTheme } from "./viewer.ts";
-import { printable } from "../../../services/history/query/printable.ts";
+import { markedSnippet, printable } from "../../../services/history/query/printable.ts";
 import { HistoryPicker } from "./picker.ts";
 import type { MarkdownTheme } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
@@ -96,17 +96,10 @@ async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, re
 		items,
 		(value, theme) => {
 			const hit = hits.get(value);
-			return hit ? `${theme.fg("muted", "match:")} ${highlightSnippet(hit, theme)}` : undefined;
+			return hit ? `${theme.fg("muted", "match:")} ${markedSnippet(hit, (match) => theme.inverse(match))}` : undefined;
 		},
 	);
 	if (picked) await view(ctx, service, picked, result.query);
-}
-
-/** A hit's snippet on one line with its match shown in reverse video (shown, never obeyed, on both sides of it). */
-export function highlightSnippet(hit: Pick<SearchHit, "snippet" | "match">, theme: ViewerTheme): string {
-	const { start, length } = hit.match;
-	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
-	return `${flat(hit.snippet.slice(0, start))}${theme.inverse(flat(hit.snippet.slice(start, start + length)))}${flat(hit.snippet.slice(start + length))}`;
 }
 
 /**

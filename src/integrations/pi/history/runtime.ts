@@ -1,6 +1,6 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
-import type { BackfillSettingsStore } from "../../../services/history/summaries/backfill.ts";
+import type { BackfillSettingsStore, SessionBacklog } from "../../../services/history/summaries/backfill.ts";
 import { LiveIngest } from "../../../services/history/service/liveIngest.ts";
 import { runSummaryPass, type SummaryPassReport } from "../../../services/history/summaries/summaryWorker.ts";
 import { workspaceSettingsStore } from "../../../storage/history-files/settingsFile.ts";
@@ -100,13 +100,14 @@ export class HistoryRuntime {
 	}
 
 	/**
-	 * The due summaries of the current session that are earlier work (see `sessionStarts`); its
-	 * archive is brought into memory when anything of it is due (a pass would read it anyway).
+	 * The due summaries of the current session that are earlier work (see `sessionStarts`), given
+	 * the workspace's `backlog`; its archive is brought into memory when anything of it is due (a
+	 * pass would read it anyway).
 	 */
-	async earlierWork(facts: PiSessionFacts): Promise<ReadonlySet<string>> {
-		const service = this.serviceFor(facts);
+	async earlierWork(facts: PiSessionFacts, backlog: ReadonlyMap<string, SessionBacklog>): Promise<ReadonlySet<string>> {
+		if (!backlog.has(facts.sessionId)) return new Set();
 		const since = this.sessionStarts.get(facts.sessionId) ?? Date.now();
-		return earlierSummaryIds(await service.loadDue((id) => id === facts.sessionId), facts.sessionId, since);
+		return earlierSummaryIds(await this.serviceFor(facts).loadSessions([facts.sessionId]), facts.sessionId, since);
 	}
 
 	/** `agent_end` (in the background) and every query (awaited): pick up what changed. */
@@ -160,20 +161,23 @@ export class HistoryRuntime {
 		const done = (async () => {
 			try {
 				await this.pending; // originals first: the worker plans from what was ingested
-				const earlier = await this.earlierWork(facts);
+				// One catch-up of the projection per pass: the backlog serves the question and the loading.
+				const backlog = await service.summaryBacklog();
+				const earlier = await this.earlierWork(facts, backlog);
 				const all = await this.backfill.allowed({
 					settings: this.settingsFor(facts),
 					workspace: facts.cwd,
 					currentSessionId: facts.sessionId,
 					earlierInCurrent: earlier.size,
-					backlog: () => service.summaryBacklog(),
+					backlog,
 					ask,
 					signal: controller.signal,
 					problem: (text) => this.problems.push(text),
 				});
 				if (controller.signal.aborted) return undefined;
 				const only = all ? undefined : (id: string) => id === facts.sessionId;
-				await service.loadDue(only); // the archives with summaries due, not the whole history
+				// The archives with summaries due, not the whole history.
+				await service.loadSessions(all ? backlog.keys() : backlog.has(facts.sessionId) ? [facts.sessionId] : []);
 				return await runSummaryPass(
 					{
 						state: () => (only ? sessionOnly(service.heldState(), facts.sessionId, earlier) : service.heldState()),

@@ -38,8 +38,9 @@ export async function summariesCommand(args: readonly string[], facts: PiSession
 
 	await runtime.settled();
 	const service = runtime.serviceFor(facts);
-	const earlier = await runtime.earlierWork(facts);
-	const backlog = splitBacklog(await service.summaryBacklog(), facts.sessionId, earlier.size);
+	const due = await service.summaryBacklog();
+	const earlier = await runtime.earlierWork(facts, due);
+	const backlog = splitBacklog(due, facts.sessionId, earlier.size);
 	const stored = await settings.load();
 	return { text: statusText(backlog, stored.backfill, stored.threshold), level: "info" };
 }

@@ -26,3 +26,17 @@ export function printable(text: string): string {
 		})
 		.replace(BIDI, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase()}>`);
 }
+
+/**
+ * A hit's snippet on one line as a terminal can show it, its match passed through `mark` (the
+ * CLI's ANSI highlight, Pi's reverse video). Made printable part by part, so the mark's own
+ * escapes are the only ones in the line.
+ */
+export function markedSnippet(
+	hit: { readonly snippet: string; readonly match: { readonly start: number; readonly length: number } },
+	mark: (match: string) => string,
+): string {
+	const { start, length } = hit.match;
+	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
+	return flat(hit.snippet.slice(0, start)) + mark(flat(hit.snippet.slice(start, start + length))) + flat(hit.snippet.slice(start + length));
+}

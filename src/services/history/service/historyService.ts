@@ -136,8 +136,18 @@ export class HistoryService {
 	 * `only`: of these, the sessions to bring in (the current one, when backfill is off).
 	 */
 	async loadDue(only?: (sessionId: string) => boolean): Promise<ArchiveState> {
-		const due = [...(await this.summaryBacklog()).keys()].filter((id) => only === undefined || only(id));
-		await this.serially(() => this.archives.hold(due, this.warnings));
+		await this.projection.catchUp();
+		const due = [...this.projection.sessions()].filter((t) => (t.header.session.summariesDue ?? 0) > 0 && (only === undefined || only(t.sessionId)));
+		return this.loadSessions(due.map((t) => t.sessionId));
+	}
+
+	/**
+	 * Brings these sessions' stored archives into memory (those not held yet) and returns the
+	 * archives held. For a caller that already knows which (from `summaryBacklog`): no catch-up.
+	 */
+	async loadSessions(sessionIds: Iterable<string>): Promise<ArchiveState> {
+		const ids = [...sessionIds];
+		await this.serially(() => this.archives.hold(ids, this.warnings));
 		return this.archives.held.state();
 	}
 
