@@ -82,6 +82,8 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		sessionManager: SessionManager.create(p.workspace, p.sessionDir),
 	});
 	const errors: string[] = [];
+	// PBOT_BENCH_PROFILE=<file>: a CPU profile from `session_start` to the first search answered.
+	const profile = p.withExtension ? await startProfile(process.env.PBOT_BENCH_PROFILE) : undefined;
 	const started = performance.now();
 	await session.bindExtensions({ onError: (e) => void errors.push(String((e as { error?: unknown }).error ?? e)) });
 	const bound = performance.now();
@@ -108,8 +110,10 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 			const s = performance.now();
 			const details = await call({ action: "search", query });
 			const end = performance.now();
-			if (i === 0) firstQueryMs = end - started;
-			else laterMs.push(end - s);
+			if (i === 0) {
+				firstQueryMs = end - started;
+				await profile?.();
+			} else laterMs.push(end - s);
 			hits.push(details?.total ?? -1);
 			for (const g of details?.groups ?? []) for (const h of g.hits.slice(0, 2)) if (ids.length < p.reads) ids.push(h.id);
 		}
@@ -136,4 +140,23 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	session.dispose?.();
 	faux.unregister();
 	return result;
+}
+
+/** Starts V8's sampling profiler when `file` is set; the function returned stops it and writes the profile there. */
+async function startProfile(file: string | undefined): Promise<(() => Promise<void>) | undefined> {
+	if (!file) return undefined;
+	const { Session } = await import("node:inspector");
+	const { writeFileSync } = await import("node:fs");
+	const session = new Session();
+	session.connect();
+	const post = (method: string, params?: object) =>
+		new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+	await post("Profiler.enable");
+	await post("Profiler.setSamplingInterval", { interval: 100 });
+	await post("Profiler.start");
+	return async () => {
+		const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+		writeFileSync(file, JSON.stringify(profile));
+		session.disconnect();
+	};
 }

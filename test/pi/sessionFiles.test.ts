@@ -110,6 +110,27 @@ describe("reading session files for a replay", () => {
 		});
 	});
 
+	it("reads a session header of any length up to the limit, from its first line only", async () => {
+		await inTempDir(async (dir) => {
+			// Short, across the first read's size, and a header many times that (read in growing steps).
+			for (const pad of [0, 2040, 50_000]) {
+				const file = join(dir, `h${pad}.jsonl`);
+				const head = { type: "session", version: 3, id: `id-${pad}`, cwd: `/w/${"x".repeat(pad)}`, parentSession: "/p/a.jsonl" };
+				const next = JSON.stringify({ type: "message", id: "m1", cwd: "/elsewhere" });
+				await writeFile(file, `${JSON.stringify(head)}\n${next}\n${"y".repeat(100_000)}\n`);
+				expect(await readSessionHead(file)).toEqual({ id: head.id, cwd: head.cwd, parentSession: head.parentSession, version: 3 });
+			}
+			// Past the limit (64 KB) it is not a header.
+			const long = join(dir, "long.jsonl");
+			await writeFile(long, `${JSON.stringify({ type: "session", id: "x", cwd: "x".repeat(70_000) })}\n`);
+			expect(await readSessionHead(long)).toBeUndefined();
+			// A header with no newline yet (Pi writing it) is read whole.
+			const open = join(dir, "open.jsonl");
+			await writeFile(open, JSON.stringify({ type: "session", id: "o", cwd: "/w" }));
+			expect(await readSessionHead(open)).toEqual({ id: "o", cwd: "/w" });
+		});
+	});
+
 	it("gives a checkpoint state keyed by session id and file name, without the folder", async () => {
 		await inTempDir(async (dir) => {
 			const file = join(dir, "2026-01-01T00-00-00-000Z_019c0000-0000-7000-8000-000000000001.jsonl");
