@@ -9,7 +9,7 @@
  * are imported from `node_modules` when, and only when, a command needs them.
  */
 import { build } from "esbuild";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,6 +20,9 @@ const inline = new Set(["commander", "immer"]);
 const external = Object.keys(pkg.dependencies)
 	.filter((name) => !inline.has(name))
 	.flatMap((name) => [name, `${name}/*`]);
+
+// Chunks are named by content: an old build's would stay beside the new ones.
+rmSync(join(root, "dist", "cli-bundle"), { recursive: true, force: true });
 
 await build({
 	absWorkingDir: root,
