@@ -112,6 +112,38 @@ export function readRegularFile(
 	}
 }
 
+/**
+ * Reads `[offset, offset + length)` of a regular file a chunk at a time through `into` (one open,
+ * so every chunk is of the same file even if it is replaced meanwhile), handing each chunk and
+ * its file offset to `onChunk`, which must not keep it. `false` when there is no file or it ends
+ * before `offset + length`; anything else at the name is a `NotRegularFileError`.
+ */
+export function readRegularFileChunks(path: string, offset: number, length: number, into: Buffer, onChunk: (bytes: Buffer, at: number) => void): boolean {
+	let fd: number;
+	try {
+		fd = openSync(path, READ_FLAGS);
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code;
+		if (code === "ENOENT") return false;
+		if (code === "ELOOP") throw new NotRegularFileError(path, "a symbolic link");
+		throw err;
+	}
+	try {
+		const stat = fstatSync(fd);
+		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
+		if (stat.size < offset + length) return false;
+		for (let done = 0; done < length; ) {
+			const got = fill(fd, into, 0, Math.min(into.length, length - done), offset + done);
+			if (got === 0) return false;
+			onChunk(into.subarray(0, got), offset + done);
+			done += got;
+		}
+		return true;
+	} finally {
+		closeSync(fd);
+	}
+}
+
 /** Reads `[from, to)` of `bytes` from the file at `offset + from`; returns how far it got (less at the file's end). */
 function fill(fd: number, bytes: Buffer, from: number, to: number, offset: number): number {
 	let got = from;

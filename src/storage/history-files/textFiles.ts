@@ -5,7 +5,7 @@ import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { readRegularFile } from "./regularFile.ts";
+import { readRegularFile, readRegularFileChunks } from "./regularFile.ts";
 import { isTemporaryFile, replaceFileSync } from "./writeJsonAtomic.ts";
 
 /** The text projection's folder, relative to the workspace (beside `history/`). */
@@ -55,6 +55,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 				.filter(isValidId);
 		},
 		read: async (sessionId, options) => readRegularFile(file(sessionId), options)?.bytes,
+		readChunks: async (sessionId, { offset, length }, into, onChunk) => readRegularFileChunks(file(sessionId), offset, length, into, onChunk),
 		write: async (sessionId, bytes) => {
 			const target = file(sessionId);
 			if (!made) {

@@ -78,6 +78,18 @@ export interface TextStore {
 	 * then a view of it): a scan reads every file into one buffer instead of allocating one each.
 	 */
 	read(sessionId: string, options?: TextReadOptions): Promise<Buffer | undefined>;
+	/**
+	 * Reads `[offset, offset + length)` of a session's file a chunk at a time through `into`, handing
+	 * each chunk (valid only until `onChunk` returns) and its offset in the file to `onChunk`: what a
+	 * scan reads, in pieces that stay in the processor's cache between the read and the search. One
+	 * open: every chunk is of the same file. `false` when there is no file or it is shorter.
+	 */
+	readChunks(
+		sessionId: string,
+		range: { readonly offset: number; readonly length: number },
+		into: Buffer,
+		onChunk: (bytes: Buffer, at: number) => void,
+	): Promise<boolean>;
 	/** Replaces a session's projection atomically (a crash leaves the old file or the new one). */
 	write(sessionId: string, bytes: Uint8Array): Promise<void>;
 	remove(sessionId: string): Promise<void>;

@@ -109,6 +109,7 @@ export class HistoryQueries {
 				const leftOut = collector.leftOut > 0 ? { leftOut: collector.leftOut } : {};
 				return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page), ...leftOut };
 			},
+			collector.streamNeedle,
 		);
 	}
 

@@ -8,6 +8,17 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		files,
 		list: async () => [...files.keys()],
 		read: async (sessionId, options) => readPart(files.get(sessionId), options),
+		readChunks: async (sessionId, { offset, length }, into, onChunk) => {
+			const bytes = files.get(sessionId);
+			if (!bytes || bytes.length < offset + length) return false;
+			// Through `into` like a file, so a caller that kept a chunk would see it overwritten here too.
+			for (let done = 0; done < length; ) {
+				const n = bytes.copy(into, 0, offset + done, offset + Math.min(length, done + into.length));
+				onChunk(into.subarray(0, n), offset + done);
+				done += n;
+			}
+			return true;
+		},
 		write: async (sessionId, bytes) => {
 			files.set(sessionId, Buffer.from(bytes));
 		},

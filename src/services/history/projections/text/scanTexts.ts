@@ -85,6 +85,14 @@ export class ScanCollector {
 	}
 
 	/**
+	 * The bytes a scan can search for as it reads each session's text (`TextProjection.scan`), or
+	 * `undefined` when every document's text must be at hand (a needle with a lone surrogate, or none).
+	 */
+	get streamNeedle(): Buffer | undefined {
+		return this.surrogates ? undefined : this.needle;
+	}
+
+	/**
 	 * Notes a session (its header is enough) for the fork chains; `wants` says whether its text is
 	 * needed at all (the session filter).
 	 */

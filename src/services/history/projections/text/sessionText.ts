@@ -15,6 +15,7 @@ import {
 	type DocMeta,
 	type SessionTextHeader,
 } from "./sessionTextFormat.ts";
+import { ChunkMatcher } from "./chunkMatcher.ts";
 
 /** Why a projection file cannot be used (it is then rebuilt from its archive). */
 export class SessionTextError extends Error {
@@ -40,6 +41,8 @@ export class SessionText {
 	/** The buffer holding the meta and text sections, and the file offset it starts at. */
 	private readonly body: Buffer | undefined;
 	private readonly bodyAt: number;
+	/** The rows a scan found for a needle (`withMatches`: the text was searched as it was read, not kept). */
+	private matched: { readonly needle: Uint8Array; readonly rows: readonly number[] } | undefined;
 
 	private constructor(
 		readonly bytes: Buffer,
@@ -131,6 +134,22 @@ export class SessionText {
 	withBody(body: Buffer): SessionText {
 		if (body.length !== this.originalAt - this.metaAt) throw new SessionTextError(`cut short (${body.length} of ${this.originalAt - this.metaAt} body bytes)`);
 		return new SessionText(this.bytes, this.header, this.tableAt, { bytes: body, at: this.metaAt });
+	}
+
+	/**
+	 * This head with what a chunked scan found (`ChunkMatcher`): the rows whose text holds
+	 * `needle`, and the meta section (`[metaAt, textAt)` of the file) for their meta.
+	 */
+	withMatches(needle: Uint8Array, rows: readonly number[], meta: Buffer): SessionText {
+		if (meta.length !== this.textAt - this.metaAt) throw new SessionTextError(`cut short (${meta.length} of ${this.textAt - this.metaAt} meta bytes)`);
+		const text = new SessionText(this.bytes, this.header, this.tableAt, { bytes: meta, at: this.metaAt });
+		text.matched = { needle, rows };
+		return text;
+	}
+
+	/** A matcher for `needle` over this session's text section, fed in chunks as it is read. */
+	matcher(needle: Uint8Array): ChunkMatcher {
+		return new ChunkMatcher(needle, this.docs, (doc) => this.textEnd(doc));
 	}
 
 	/** The ids section (every row's id, back to back), from the head (which must be at hand). */
@@ -228,6 +247,10 @@ export class SessionText {
 
 	/** The documents whose folded text contains `needle` (UTF-8 bytes of a folded query), in table order. */
 	matching(needle: Uint8Array): number[] {
+		if (this.matched) {
+			if (!Buffer.from(this.matched.needle).equals(needle)) throw new SessionTextError("searched for another needle");
+			return [...this.matched.rows];
+		}
 		const out: number[] = [];
 		if (!this.body || needle.length === 0) return out;
 		const body = this.body;

@@ -64,11 +64,13 @@ export class TextProjection {
 	/**
 	 * A catch-up with `visit`, then `after` in the same turn: no update lands between the scan and
 	 * what `after` reads of the files (a search's shown hits: their rows must still be the
-	 * files'; in Pi the live tail writes the current session's projection often).
+	 * files'; in Pi the live tail writes the current session's projection often). With `needle`,
+	 * a session whose head is held is searched for it as its text is read, a chunk at a time:
+	 * `visit` gets it with the rows found (`matching(needle)`) and its meta, not its text.
 	 */
-	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>): Promise<T> {
+	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>, needle?: Uint8Array): Promise<T> {
 		return this.inTurn(async () => {
-			await this.catchUpNow(visit, only);
+			await this.catchUpNow(visit, only, false, needle);
 			return after();
 		});
 	}
@@ -193,7 +195,12 @@ export class TextProjection {
 		return head;
 	}
 
-	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined, fresh = false): Promise<void> {
+	private async catchUpNow(
+		visit: ((text: SessionText, head: SessionText) => void) | undefined,
+		only: string | undefined,
+		fresh = false,
+		needle?: Uint8Array,
+	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows: one read of the heads file costs less
 		// than reading them with each projection file and copying them out of the scan buffer.
@@ -220,10 +227,10 @@ export class TextProjection {
 			let head = this.heads.get(id);
 			if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
 			if (head !== undefined && !visited) continue;
-			// Read: for a scan, the body beside a current head, or the file to the end of its text
-			// (into the reused buffer); else the head.
+			// Read: for a scan, the body beside a current head (searched as it is read, given the
+			// needle), or the file to the end of its text (into the reused buffer); else the head.
 			if (head !== undefined && visited && head.hasRows) {
-				const body = await this.stored.body(head);
+				const body = needle ? await this.stored.search(head, needle) : await this.stored.body(head);
 				if (body) {
 					visit(body, head);
 					continue;
