@@ -163,13 +163,14 @@ export class HistoryService {
 	}
 
 	/**
-	 * Gets ready for the first query without answering one: the text projection caught up and
-	 * every session's rows (what a scan needs) in memory. Pi calls it once the start's ingest is
-	 * done, so the person's first search does not pay for it. Reads no archive and no text.
+	 * Gets ready for the first query without answering one: the text projection caught up (each
+	 * session's header line in memory, a projection missing or behind made again). Pi calls it
+	 * once the start's ingest is done, so the person's first search does not pay for it. Reads no
+	 * archive and no text; a search reads each session's rows with its text, and keeps those of
+	 * sessions with a hit.
 	 */
 	async warm(): Promise<void> {
 		await this.projection.catchUp();
-		await this.projection.withRows();
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */

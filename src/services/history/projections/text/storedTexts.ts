@@ -1,5 +1,6 @@
 import type { TextStore } from "../../service/ports.ts";
 import { HEADS_PREFIX, headsExtent, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
+import type { ChunkMatcher } from "./chunkMatcher.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
@@ -25,6 +26,7 @@ export class StoredTexts {
 	private scanBuffer: Buffer | undefined;
 	private chunkBuffer: Buffer | undefined;
 	private metaBuffer: Buffer | undefined;
+	private headBuffer: Buffer | undefined;
 
 	/** @param searchChunk the bytes `search` reads at a time (tests make it small, to cross many chunk seams) */
 	constructor(
@@ -96,14 +98,58 @@ export class StoredTexts {
 		}
 	}
 
+	/**
+	 * A session known only by its header line (a new process's scan: the heads file's rows are not
+	 * read), searched for `needle` as its file is read from the start, a chunk at a time: its
+	 * table and ids, meta and text pass through reused buffers, so only a session with a match
+	 * needs its head kept (`TextProjection.hold`). The file must still be the one the header
+	 * describes (the same header line: the same revision, so the same bytes); else, or when it is
+	 * gone or cut short, `undefined`.
+	 */
+	async searchFile(header: SessionText, needle: Uint8Array): Promise<SessionText | undefined> {
+		const line = header.bytes.subarray(0, header.headerBytes());
+		const headBytes = header.headBytes();
+		const head = this.buffer(headBytes, "head");
+		const metaLength = header.textAt - header.metaAt;
+		const meta = this.buffer(metaLength, "meta");
+		const chunk = this.buffer(Math.max(this.searchChunk, 4 * needle.length), "chunk");
+		let rows: SessionText | undefined;
+		let matcher: ChunkMatcher | undefined;
+		try {
+			const read = await this.texts.readChunks(header.sessionId, { offset: 0, length: header.scanBytes() }, chunk, (bytes, at) => {
+				if (at < line.length) {
+					const n = Math.min(bytes.length, line.length - at);
+					if (!bytes.subarray(0, n).equals(line.subarray(at, at + n))) throw new SessionTextError("another revision");
+				}
+				const end = at + bytes.length;
+				if (at < headBytes) bytes.copy(head, at, 0, Math.min(bytes.length, headBytes - at));
+				if (at < header.textAt && end > header.metaAt) {
+					const from = Math.max(at, header.metaAt);
+					bytes.copy(meta, from - header.metaAt, from - at, Math.min(end, header.textAt) - at);
+				}
+				if (end > header.textAt) {
+					rows ??= header.as(head.subarray(0, headBytes), "head");
+					matcher ??= rows.matcher(needle);
+					const from = Math.max(at, header.textAt);
+					matcher.feed(bytes.subarray(from - at), from - header.textAt);
+				}
+			});
+			if (!read) return undefined;
+			rows ??= header.as(head.subarray(0, headBytes), "head");
+			return rows.withMatches(needle, matcher?.rows ?? [], meta.subarray(0, metaLength));
+		} catch {
+			return undefined;
+		}
+	}
+
 	/** The heads file, whole or in part (`headsFile.ts`); `undefined` when there is none or it is damaged. */
 	async heads(part: HeadsPart): Promise<ReturnType<typeof parseHeadsFile>> {
 		const bytes = await this.texts.readHeads?.(part === "rows" ? undefined : { length: HEADS_PREFIX, extent: headsExtent(part) }).catch(() => undefined);
 		return bytes && parseHeadsFile(bytes, part);
 	}
 
-	/** A reused buffer of at least `length` bytes: the scan buffer, or a search's chunk or meta buffer. */
-	private buffer(length: number, which: "scan" | "chunk" | "meta" = "scan"): Buffer {
+	/** A reused buffer of at least `length` bytes: the scan buffer, or a search's chunk, meta or head buffer. */
+	private buffer(length: number, which: "scan" | "chunk" | "meta" | "head" = "scan"): Buffer {
 		const key = `${which}Buffer` as const;
 		const held = this[key];
 		if (held && held.length >= length) return held;
