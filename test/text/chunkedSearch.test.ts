@@ -88,33 +88,26 @@ describe("searching a session's text a chunk at a time", () => {
 		const store = memoryTextStore();
 		const bytes = await readFile(join(textDir(workspace), `${sessionId}.text`));
 		await store.write(sessionId, bytes);
-		const head = SessionText.parse(Buffer.from(bytes.subarray(0, text.headBytes())), sessionId, "head");
-		for (const chunk of [7, 1000, 1 << 20]) {
-			const stored = new StoredTexts(store, chunk);
-			for (const needle of needles(40, 9)) {
-				const searched = await stored.search(head, needle);
-				expect(searched).toBeDefined();
-				const rows = searched?.matching(needle) ?? [];
-				expect(rows).toEqual(text.matching(needle));
-				for (const row of rows) expect(searched?.meta(row)).toEqual(text.meta(row));
-				// The rows are for that needle only.
-				expect(() => searched?.matching(Buffer.from(`${needle.toString("latin1")}x`, "latin1"))).toThrow(/another needle/);
-			}
-		}
 		// Known by its header line only (a new process): the file is read from its start.
 		const header = SessionText.parse(Buffer.from(bytes.subarray(0, text.headerBytes())), sessionId, "header");
+		let checked = 0;
 		for (const chunk of [7, 1000, 1 << 20]) {
 			const stored = new StoredTexts(store, chunk);
 			for (const needle of needles(40, 11)) {
 				const searched = await stored.searchFile(header, needle);
+				expect(searched).toBeDefined();
 				const rows = searched?.matching(needle) ?? [];
 				expect(rows).toEqual(text.matching(needle));
+				checked += rows.length;
+				// The rows are for that needle only.
+				expect(() => searched?.matching(Buffer.from(`${needle.toString("latin1")}x`, "latin1"))).toThrow(/another needle/);
 				for (const row of rows) {
 					expect(searched?.meta(row)).toEqual(text.meta(row));
 					expect([searched?.id(row), searched?.endMs(row), searched?.level(row)]).toEqual([text.id(row), text.endMs(row), text.level(row)]);
 				}
 			}
 		}
+		expect(checked).toBeGreaterThan(40);
 		// Another revision's file under the same name: not searched as this one.
 		const other = Buffer.from(bytes);
 		other.write(
@@ -127,7 +120,6 @@ describe("searching a session's text a chunk at a time", () => {
 		await store.write(sessionId, bytes);
 		// A file shorter than its head says (cut short): not searched, read again by the caller.
 		await store.write(sessionId, bytes.subarray(0, text.originalAt - 1));
-		expect(await new StoredTexts(store, 1000).search(head, Buffer.from("the"))).toBeUndefined();
 		expect(await new StoredTexts(store, 1000).searchFile(header, Buffer.from("the"))).toBeUndefined();
 	});
 });

@@ -80,18 +80,7 @@ export function readRegularFile(
 	path: string,
 	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer; readonly extent?: (first: Buffer) => number } = {},
 ): { readonly bytes: Buffer; readonly stat: Stats } | undefined {
-	let fd: number;
-	try {
-		fd = openSync(path, READ_FLAGS);
-	} catch (err) {
-		const code = (err as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return undefined;
-		if (code === "ELOOP") throw new NotRegularFileError(path, "a symbolic link");
-		throw err;
-	}
-	try {
-		const stat = fstatSync(fd);
-		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
+	return withRegularFile(path, (fd, stat) => {
 		const fileSize = Number(stat.size);
 		const offset = Math.min(options.offset ?? 0, fileSize);
 		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);
@@ -107,9 +96,7 @@ export function readRegularFile(
 			}
 		}
 		return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), stat };
-	} finally {
-		closeSync(fd);
-	}
+	});
 }
 
 /**
@@ -119,18 +106,7 @@ export function readRegularFile(
  * before `offset + length`; anything else at the name is a `NotRegularFileError`.
  */
 export function readRegularFileChunks(path: string, offset: number, length: number, into: Buffer, onChunk: (bytes: Buffer, at: number) => void): boolean {
-	let fd: number;
-	try {
-		fd = openSync(path, READ_FLAGS);
-	} catch (err) {
-		const code = (err as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return false;
-		if (code === "ELOOP") throw new NotRegularFileError(path, "a symbolic link");
-		throw err;
-	}
-	try {
-		const stat = fstatSync(fd);
-		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
+	const read = withRegularFile(path, (fd, stat) => {
 		if (stat.size < offset + length) return false;
 		for (let done = 0; done < length; ) {
 			const got = fill(fd, into, 0, Math.min(into.length, length - done), offset + done);
@@ -139,6 +115,29 @@ export function readRegularFileChunks(path: string, offset: number, length: numb
 			done += got;
 		}
 		return true;
+	});
+	return read === true;
+}
+
+/**
+ * Opens a regular file read-only, never through a link and never waiting (`READ_FLAGS`), and
+ * gives `use` its descriptor and `stat`, closing it after. `undefined` when there is nothing at
+ * the name; anything but a regular file is a `NotRegularFileError`.
+ */
+function withRegularFile<T>(path: string, use: (fd: number, stat: Stats) => T): T | undefined {
+	let fd: number;
+	try {
+		fd = openSync(path, READ_FLAGS);
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code;
+		if (code === "ENOENT") return undefined;
+		if (code === "ELOOP") throw new NotRegularFileError(path, "a symbolic link");
+		throw err;
+	}
+	try {
+		const stat = fstatSync(fd);
+		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
+		return use(fd, stat);
 	} finally {
 		closeSync(fd);
 	}

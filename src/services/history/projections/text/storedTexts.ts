@@ -77,28 +77,6 @@ export class StoredTexts {
 	}
 
 	/**
-	 * A current head searched for `needle` as its file is read, a chunk at a time: the head with
-	 * the rows found and its meta (`SessionText.withMatches`; the meta is in a buffer reused for the
-	 * next session). `undefined` when the file is gone or no longer fits the head, as for `body`.
-	 */
-	async search(head: SessionText, needle: Uint8Array): Promise<SessionText | undefined> {
-		const matcher = head.matcher(needle);
-		const metaLength = head.textAt - head.metaAt;
-		const meta = this.buffer(metaLength, "meta");
-		const chunk = this.buffer(Math.max(this.searchChunk, 4 * needle.length), "chunk");
-		try {
-			const read = await this.texts.readChunks(head.sessionId, { offset: head.metaAt, length: head.scanBytes() - head.metaAt }, chunk, (bytes, at) => {
-				const text = Math.max(0, head.textAt - at);
-				if (text > 0) bytes.copy(meta, at - head.metaAt, 0, Math.min(text, bytes.length));
-				if (text < bytes.length) matcher.feed(bytes.subarray(text), at + text - head.textAt);
-			});
-			return read ? head.withMatches(needle, matcher.rows, meta.subarray(0, metaLength)) : undefined;
-		} catch {
-			return undefined;
-		}
-	}
-
-	/**
 	 * A session known only by its header line (a new process's scan: the heads file's rows are not
 	 * read), searched for `needle` as its file is read from the start, a chunk at a time: its
 	 * table and ids, meta and text pass through reused buffers, so only a session with a match

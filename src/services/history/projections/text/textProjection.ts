@@ -42,6 +42,13 @@ export class TextProjection {
 	private readonly overlays = new Map<string, { readonly source: SessionArchive; readonly text: SessionText }>();
 	/** Revisions for stores that cannot tell them: this process's writes, counted. */
 	private localRevision = 0;
+	/**
+	 * Searches this process made. A process that searches again (Pi) keeps every head its searches
+	 * read (≈ 90 bytes per document), so the next reads only meta and text; a one-shot search keeps
+	 * only the heads of sessions with a hit.
+	 */
+	private searches = 0;
+	private readonly slab = new Slab();
 	/** The projection files, read through one reused buffer. */
 	private readonly stored: StoredTexts;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
@@ -65,12 +72,13 @@ export class TextProjection {
 	 * A catch-up with `visit`, then `after` in the same turn: no update lands between the scan and
 	 * what `after` reads of the files (a search's shown hits: their rows must still be the
 	 * files'; in Pi the live tail writes the current session's projection often). With `needle`,
-	 * a session whose head is held is searched for it as its text is read, a chunk at a time:
-	 * `visit` gets it with the rows found (`matching(needle)`) and its meta, not its text.
+	 * a session known only by its header line is searched for it as its file is read, a chunk at a
+	 * time: `visit` gets it with the rows found (`matching(needle)`) and its meta, not its text.
 	 */
 	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>, needle?: Uint8Array): Promise<T> {
 		return this.inTurn(async () => {
 			await this.catchUpNow(visit, only, false, needle);
+			this.searches++;
 			return after();
 		});
 	}
@@ -188,9 +196,14 @@ export class TextProjection {
 		if (this.heads.size > 0) this.hold(SessionText.parse(bytes, body.sessionId, "whole"));
 	}
 
-	/** Keeps a session's head: a copy of its first bytes, so the buffer it was read into can go or be reused. */
-	private hold(text: SessionText): SessionText {
-		const head = text.as(Buffer.from(text.bytes.subarray(0, text.headBytes())), "head");
+	/**
+	 * Keeps a session's head: a copy of its first bytes, so the buffer it was read into can go or
+	 * be reused. `slab`: the copy goes into a shared slab (a search keeping the heads of hundreds of
+	 * sessions with a hit allocates a few buffers, not one each).
+	 */
+	private hold(text: SessionText, slab = false): SessionText {
+		const bytes = text.bytes.subarray(0, text.headBytes());
+		const head = text.as(slab ? this.slab.copy(bytes) : Buffer.from(bytes), "head");
 		this.heads.set(text.sessionId, head);
 		return head;
 	}
@@ -230,10 +243,12 @@ export class TextProjection {
 			let head = this.heads.get(id);
 			if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
 			if (head !== undefined && !visited) continue;
-			// Read: for a scan, the body beside a current head (searched as it is read, given the
-			// needle), or the file to the end of its text (into the reused buffer); else the head.
+			// Read: for a scan, the body beside a current head, or the file to the end of its text
+			// (into the reused buffer); else the head.
 			if (head !== undefined && visited && head.hasRows) {
-				const body = needle ? await this.stored.search(head, needle) : await this.stored.body(head);
+				// (Whole, not in chunks: in a process that keeps heads, the reused buffer is already in
+				// memory and one read per session measured faster than chunks.)
+				const body = await this.stored.body(head);
 				if (body) {
 					visit(body, head);
 					continue;
@@ -244,7 +259,7 @@ export class TextProjection {
 			if (head !== undefined && visited && needle) {
 				const searched = await this.stored.searchFile(head, needle);
 				if (searched) {
-					visit(searched, searched.matching(needle).length > 0 ? this.hold(searched) : head);
+					visit(searched, this.searches > 0 || searched.matching(needle).length > 0 ? this.hold(searched, true) : head);
 					continue;
 				}
 				head = undefined;
@@ -384,3 +399,27 @@ export class TextProjection {
 		for (const id of orphans) if (!now.has(id)) await this.options.texts.remove(id).catch(() => undefined);
 	}
 }
+
+/**
+ * Copies into shared buffers of 1 MB (a larger copy gets its own). A buffer lives while any copy
+ * in it does: for the heads a search keeps, which live as long as the process or their session's
+ * next revision.
+ */
+class Slab {
+	private buffer = Buffer.alloc(0);
+	private used = 0;
+
+	copy(bytes: Buffer): Buffer {
+		if (bytes.length > SLAB_BYTES / 4) return Buffer.from(bytes);
+		if (this.used + bytes.length > this.buffer.length) {
+			this.buffer = Buffer.allocUnsafe(SLAB_BYTES);
+			this.used = 0;
+		}
+		const out = this.buffer.subarray(this.used, this.used + bytes.length);
+		bytes.copy(out);
+		this.used += bytes.length;
+		return out;
+	}
+}
+
+const SLAB_BYTES = 1 << 20;
