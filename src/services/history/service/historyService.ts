@@ -67,6 +67,8 @@ export class HistoryService {
 	private checkpoints: Map<string, SourceCheckpoint> | undefined;
 	/** The end of the load, ingest or live update in progress (see `serially`). */
 	private turn: Promise<void> = Promise.resolve();
+	/** The ingest run queued or started that has not begun looking at the session files yet (see `ingestSources`). */
+	private undiscovered: { readonly skipUnchanged: boolean; readonly report: Promise<IngestReport> } | undefined;
 
 	constructor(private readonly options: HistoryServiceOptions) {
 		const warn = (message: string) => void this.warnings.push(message);
@@ -235,8 +237,18 @@ export class HistoryService {
 	}
 
 	private ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
-		return this.serially(async () => {
+		// A run waiting for its turn, or not yet at its discovery, will see every file as it is from
+		// then on: a refresh asked for meanwhile (Pi's first query during the start's ingest) joins it
+		// instead of discovering every file again right after. One that reads every file serves a
+		// refresh too, not the other way round.
+		const open = this.undiscovered;
+		if (open && (skipUnchanged || !open.skipUnchanged)) return open.report;
+		// (Assigned below, before the run's turn comes: `serially` starts it after a resolution at the least.)
+		let run: { readonly skipUnchanged: boolean; readonly report: Promise<IngestReport> } | undefined;
+		const report = this.serially(async () => {
 			await this.archives.storedIds();
+			// From here on the files are looked at: a refresh asked for now needs a run of its own.
+			if (this.undiscovered === run) this.undiscovered = undefined;
 			const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
 			const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 			const checkpoints = await this.storedCheckpoints();
@@ -252,6 +264,15 @@ export class HistoryService {
 			const progress = this.options.progress;
 			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined);
 		});
+		run = { skipUnchanged, report };
+		this.undiscovered = run;
+		// A run that failed before its discovery must not be joined after.
+		report
+			.catch(() => undefined)
+			.finally(() => {
+				if (this.undiscovered === run) this.undiscovered = undefined;
+			});
+		return report;
 	}
 
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */
