@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, describe, expect, it } from "vitest";
-import { fileDiscovery, nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
+import { fileDiscovery, forgetSessionHeads, nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { discoveryOptionsOf } from "../../src/integrations/pi/history/piSession.ts";
 import { fixturePath } from "../helpers/fixtures.ts";
 
@@ -88,5 +88,55 @@ describe("fileDiscovery with Pi's four sources", () => {
 		const { sources, warnings } = await fileDiscovery({ workspace: root, files: [join(root, "2026_0190aaaa-0000-7000-8000-000000000001.jsonl")] }).discover();
 		expect(sources).toEqual([]);
 		expect(warnings).toEqual([]);
+	});
+});
+
+describe("the workspace's cache of session headers", () => {
+	it("lets a new process take files without reading their headers while they are the same files, and reads them again when not", async () => {
+		const root = await temp();
+		const workspace = join(root, "ws");
+		const other = join(root, "zz"); // as long as "ws": a header rewritten in place keeps its length
+		const flat = join(root, "sessions");
+		await mkdir(join(workspace, ".pi", "pbot"), { recursive: true });
+		const a = await sessionFile(flat, "many-qa-72", "0190bbbb-0000-7000-8000-00000000000a", workspace);
+		const b = await sessionFile(flat, "tools-thinking", "0190bbbb-0000-7000-8000-00000000000b", other);
+		const fork = await sessionFile(flat, "fork", "0190bbbb-0000-7000-8000-00000000000c", other, a);
+		const discover = async () => (await fileDiscovery({ workspace, scanDirs: [flat] }).discover()).sources.map((s) => s.key).sort();
+
+		forgetSessionHeads();
+		expect(await discover()).toEqual([a, fork].sort());
+		const cache = join(workspace, ".pi", "pbot", "session-heads.cache");
+		const written = await readFile(cache, "utf8");
+		// No path in it: names and hashes only.
+		expect(written).not.toContain(root);
+		expect(written).toContain("0190bbbb-0000-7000-8000-00000000000a.jsonl");
+
+		// b's header rewritten in place (same inode, same length) to say it belongs here: a new process
+		// trusts the cache and does not read it — the proof that the headers were not read again.
+		const text = await readFile(b, "utf8");
+		await writeFile(b, text.replace(`"cwd":${JSON.stringify(other)}`, `"cwd":${JSON.stringify(workspace)}`));
+		forgetSessionHeads();
+		expect(await discover()).toEqual([a, fork].sort());
+
+		// Replaced by a new file (another inode): read again.
+		await writeFile(`${b}.new`, await readFile(b));
+		await rm(b);
+		await rename(`${b}.new`, b);
+		forgetSessionHeads();
+		expect(await discover()).toEqual([a, b, fork].sort());
+
+		// Made for another workspace (its path's hash): ignored; damaged: ignored.
+		for (const bad of [written.replace(/"scope":"[^"]+"/, '"scope":"elsewhere"'), "{not json"]) {
+			await writeFile(cache, bad);
+			forgetSessionHeads();
+			expect(await discover()).toEqual([a, b, fork].sort());
+		}
+
+		// Without `.pi/pbot`, discovery writes nothing.
+		const bare = join(root, "bare");
+		await mkdir(bare);
+		forgetSessionHeads();
+		await fileDiscovery({ workspace: bare, scanDirs: [flat] }).discover();
+		await expect(stat(join(bare, ".pi"))).rejects.toThrow();
 	});
 });

@@ -1,6 +1,7 @@
 import { type Stats, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { isInside, pathExists } from "../../../storage/history-files/index.ts";
+import { type KnownSessionHead, type SessionHeadFacts, SessionHeadsFile } from "../../../storage/history-files/sessionHeadsFile.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 import { fingerprintOf, listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
@@ -36,13 +37,19 @@ export function nativeSessionDir(cwd: string, agentDir: string): string {
 
 /**
  * What discovery learnt of files before, in this process: each file's source (a plain object over
- * its path) and its header, kept while the file is the same file (inode) and has not shrunk. Pi
- * appends to a session file and never changes its header's `cwd`, `id` or `parentSession`; a
- * query in Pi discovers again every time, and reading every header of a large session folder each
- * time cost more than the rest of the query.
+ * its path) and its header's facts, kept while the file is the same file (inode) and has not
+ * shrunk. Pi appends to a session file and never changes its header's `cwd`, `id` or
+ * `parentSession`; a query in Pi discovers again every time, and reading every header of a large
+ * session folder each time cost more than the rest of the query. A new process starts from the
+ * workspace's `session-heads.cache` (the same facts, kept by the last discovery that read any).
  */
 const knownSources = new Map<string, SessionSource>();
-const knownHeads = new Map<string, { readonly ino: number; readonly size: number; readonly head: SessionHead | undefined }>();
+const knownHeads = new Map<string, KnownSessionHead>();
+
+/** Forgets what this process learnt of session files' headers (a test starts as a new process would). */
+export function forgetSessionHeads(): void {
+	knownHeads.clear();
+}
 
 function sourceOf(path: string): SessionSource {
 	let source = knownSources.get(path);
@@ -50,14 +57,41 @@ function sourceOf(path: string): SessionSource {
 	return source;
 }
 
-/** A file's header (from memory while it is the same file) and the `stat` taken to know that. */
-async function headOf(path: string): Promise<{ head: SessionHead | undefined; stat: Stats | undefined }> {
+/** The facts of a header, for a workspace (whether its `cwd` lies there). */
+function factsOf(head: SessionHead, workspace: string): SessionHeadFacts {
+	const parentId = head.parentSession ? sessionIdFromFileName(head.parentSession) : undefined;
+	return {
+		inside: head.cwd !== undefined && isInside(head.cwd, workspace),
+		...(head.id !== undefined ? { id: head.id } : {}),
+		...(parentId !== undefined ? { parentId } : {}),
+	};
+}
+
+/**
+ * A file's header facts — from this process's memory or the workspace's cache while it is the same
+ * file, else read now (`read`) — and the `stat` taken to know that.
+ */
+function headOf(
+	path: string,
+	workspace: string,
+	cached: () => ReadonlyMap<string, KnownSessionHead>,
+	key: string,
+): { facts: SessionHeadFacts | undefined; stat: Stats | undefined; known?: KnownSessionHead; read: boolean } {
 	const stat = statSync(path, { throwIfNoEntry: false });
-	const known = knownHeads.get(path);
-	if (stat && known && known.ino === stat.ino && stat.size >= known.size && known.head !== undefined) return { head: known.head, stat };
-	const head = await readSessionHead(path);
-	if (stat) knownHeads.set(path, { ino: stat.ino, size: stat.size, head });
-	return { head, stat };
+	const memoryKey = `${workspace}\0${path}`;
+	const still = (k: KnownSessionHead | undefined): k is KnownSessionHead => stat !== undefined && k !== undefined && k.ino === stat.ino && stat.size >= k.size;
+	const inMemory = knownHeads.get(memoryKey);
+	if (still(inMemory)) return { facts: inMemory.facts, stat, known: inMemory, read: false };
+	const inCache = cached().get(key);
+	if (still(inCache)) {
+		knownHeads.set(memoryKey, inCache);
+		return { facts: inCache.facts, stat, known: inCache, read: false };
+	}
+	const head = stat?.isFile() ? readSessionHead(path) : undefined;
+	if (!stat || !head) return { facts: undefined, stat, read: true };
+	const known = { ino: stat.ino, size: stat.size, facts: factsOf(head, workspace) };
+	knownHeads.set(memoryKey, known);
+	return { facts: known.facts, stat, known, read: true };
 }
 
 /**
@@ -100,33 +134,43 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 
 			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
 			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
-			const heads = new Map<string, SessionHead>();
+			const facts = new Map<string, SessionHeadFacts>();
 			const stats = new Map<string, Stats>();
+			// The workspace's cache of header facts, read only when this process does not know a file.
+			const cacheFile = new SessionHeadsFile(workspace);
+			let cache: Map<string, KnownSessionHead> | undefined;
+			const cached = () => (cache ??= cacheFile.load());
+			const seen = new Map<string, KnownSessionHead>();
+			let read = false;
 			for (const dir of new Set(scan)) {
 				for (const file of await listing(dir)) {
 					if (chosen.has(file)) continue;
-					const { head, stat } = await headOf(file);
-					if (head) heads.set(file, head);
-					if (stat) stats.set(file, stat);
+					const key = SessionHeadsFile.keyOf(dir, basename(file));
+					const found = headOf(file, workspace, cached, key);
+					if (found.facts) facts.set(file, found.facts);
+					if (found.stat) stats.set(file, found.stat);
+					if (found.known) seen.set(key, found.known);
+					read ||= found.read;
 				}
 			}
+			// Kept for the next process when a header was read or a file went (not when nothing changed).
+			if (read || (cache !== undefined && [...cache.keys()].some((k) => !seen.has(k)))) cacheFile.save(seen);
 			// Workspace sessions first, then, until nothing changes, forks of what was taken.
 			const takenIds = new Set<string>();
 			for (const source of chosen.values()) if (source.fallbackSessionId) takenIds.add(source.fallbackSessionId);
-			for (const [file, head] of heads) {
-				if (head.cwd !== undefined && isInside(head.cwd, workspace)) {
+			for (const [file, f] of facts) {
+				if (f.inside) {
 					take(file);
-					if (head.id) takenIds.add(head.id);
+					if (f.id) takenIds.add(f.id);
 				}
 			}
 			for (let changed = true; changed; ) {
 				changed = false;
-				for (const [file, head] of heads) {
-					if (chosen.has(file) || !head.parentSession) continue;
-					const parentId = sessionIdFromFileName(head.parentSession);
-					if (parentId && takenIds.has(parentId)) {
+				for (const [file, f] of facts) {
+					if (chosen.has(file) || !f.parentId) continue;
+					if (takenIds.has(f.parentId)) {
 						take(file);
-						if (head.id) takenIds.add(head.id);
+						if (f.id) takenIds.add(f.id);
 						changed = true;
 					}
 				}

@@ -225,7 +225,7 @@ function headHashOf(head: Uint8Array): string {
  * Reads only the first line of a session file. `undefined` for an empty, unreadable or
  * not-yet-written file, or one whose first line is not a session header.
  */
-export async function readSessionHead(path: string): Promise<SessionHead | undefined> {
+export function readSessionHead(path: string): SessionHead | undefined {
 	return readFirstBytes(
 		path,
 		HEAD_LIMIT,

@@ -31,7 +31,7 @@ export async function migrateWorkspaceArchives(options: WorkspaceMigrationOption
 	const sessionDirs = new Set<string>([nativeSessionDir(workspace, options.agentDir), ...(options.sessionDirs ?? []).map((d) => resolve(workspace, d))]);
 	for (const source of sources) {
 		sessionDirs.add(dirname(source.key));
-		const id = source.fallbackSessionId ?? (await readSessionHead(source.key))?.id;
+		const id = source.fallbackSessionId ?? readSessionHead(source.key)?.id;
 		if (id) sessionIds.add(id);
 	}
 	return migrateOldArchives({ workspace, agentDir: options.agentDir, sessionIds, sessionDirs: [...sessionDirs] });
