@@ -245,10 +245,16 @@ export class SessionText {
 		return this.bytes.readUInt32LE(this.row(doc) + ROW.textEnd);
 	}
 
+	/** Whether a chunked scan found any row (`withMatches`), without copying them. */
+	get anyMatched(): boolean {
+		return (this.matched?.rows.length ?? 0) > 0;
+	}
+
 	/** The documents whose folded text contains `needle` (UTF-8 bytes of a folded query), in table order. */
 	matching(needle: Uint8Array): number[] {
 		if (this.matched) {
-			if (!Buffer.from(this.matched.needle).equals(needle)) throw new SessionTextError("searched for another needle");
+			// (The scan hands in the same needle: compared by identity first, no copy per session.)
+			if (this.matched.needle !== needle && !Buffer.from(this.matched.needle).equals(needle)) throw new SessionTextError("searched for another needle");
 			return [...this.matched.rows];
 		}
 		const out: number[] = [];

@@ -260,7 +260,7 @@ export class TextProjection {
 			if (head !== undefined && visited && needle) {
 				const searched = await this.stored.searchFile(head, needle);
 				if (searched) {
-					visit(searched, this.searches > 0 || searched.matching(needle).length > 0 ? this.hold(searched, true) : head);
+					visit(searched, this.searches > 0 || searched.anyMatched ? this.hold(searched, true) : head);
 					continue;
 				}
 				head = undefined;
