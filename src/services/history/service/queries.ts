@@ -83,21 +83,25 @@ export class HistoryQueries {
 			return this.listSessions(params);
 		}
 		const { needle, sessionId, window, page } = parsed;
-		const collector = new ScanCollector(needle, {
+		// Byte matches of a needle with a lone surrogate are candidates, each checked against the
+		// original text: every one is kept. Else only what may rank within the page is.
+		const checked = needsTextCheck(needle);
+		const filter = {
 			...(sessionId !== undefined ? { sessionId } : {}),
 			window,
 			...(options.inProgressOf !== undefined ? { inProgressOf: options.inProgressOf } : {}),
-		});
+		};
+		const collector = new ScanCollector(needle, filter, checked ? undefined : page.offset + page.limit);
 		// The shown hits are read in the scan's turn: no projection update lands in between.
 		return projection.scan(
 			(text, head) => collector.add(text, head),
 			sessionId,
 			async () => {
-				const checked = needsTextCheck(needle);
 				if (checked) {
-					// Byte matches of such a needle are candidates: kept when the original text confirms them.
+					// Kept when the original text confirms them.
 					const confirmed = new Set<ScanHit>();
-					for (const hit of collector.candidates) if (foldText((await this.originalOf(hit.head, hit.row)) ?? "").folded.includes(needle)) confirmed.add(hit);
+					for (const hit of collector.candidates)
+						if (foldText((await this.originalOf(hit.head, hit.originalRange)) ?? "").folded.includes(needle)) confirmed.add(hit);
 					collector.retain((hit) => confirmed.has(hit));
 				}
 				const { ranked, total } = collector.finish(page.offset + page.limit);
@@ -115,8 +119,8 @@ export class HistoryQueries {
 
 	/** A ranked hit as shown: its meta and snippet read from its file; `undefined` when the file changed since the scan. */
 	private async shown(h: ScanHit, needle: string, checked: boolean): Promise<SearchHit | undefined> {
-		const original = await this.originalOf(h.head, h.row);
-		const metaBytes = await this.ports.projection.slice(h.head, h.head.metaRange(h.row));
+		const original = await this.originalOf(h.head, h.originalRange);
+		const metaBytes = await this.ports.projection.slice(h.head, h.metaRange);
 		// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.
 		if (original === undefined || metaBytes === undefined) return undefined;
 		let meta: DocMeta;
@@ -128,14 +132,16 @@ export class HistoryQueries {
 		let verified = h.verified;
 		if (checked && h.level > 0) {
 			verified = false;
-			for (const row of meta.coveredRows) if (foldText((await this.originalOf(h.head, row)) ?? "").folded.includes(needle)) verified = true;
+			// (Only such a needle's candidates are checked, and their heads hold their rows.)
+			for (const row of meta.coveredRows)
+				if (foldText((await this.originalOf(h.head, h.head.originalRange(row))) ?? "").folded.includes(needle)) verified = true;
 		}
-		return shownHit(h.head, h.row, original, meta, needle, verified);
+		return shownHit(h, original, meta, needle, verified);
 	}
 
-	/** A row's original text, read from its projection file. */
-	private async originalOf(head: SessionText, row: number): Promise<string | undefined> {
-		return (await this.ports.projection.slice(head, head.originalRange(row)))?.toString("utf8");
+	/** A document's original text (at `range` of its projection file), read from the file. */
+	private async originalOf(head: SessionText, range: [number, number]): Promise<string | undefined> {
+		return (await this.ports.projection.slice(head, range))?.toString("utf8");
 	}
 
 	/** Every archived Q&A by id, with its end time and whether it is completed, from the projection's rows. */

@@ -11,18 +11,29 @@ import { intersects, type TimeWindow } from "../../query/params.ts";
 import { topForPage } from "../../query/paging.ts";
 import { compareIds } from "../../query/sessions.ts";
 import type { SessionText } from "./sessionText.ts";
+import { COPY_KEY_BYTES } from "./sessionTextFormat.ts";
 
 /**
- * A hit before paging: its session's projection head (rows and ids, held after the scan), its row,
- * and what ranking needs at once. The id is read from the head when ranking needs it.
+ * A hit before paging, with what ranking, fork de-duplication and showing it need, copied out of
+ * its session's rows as it is found (the rows may be in a buffer reused for the next session).
+ * `head` is the session as the projection holds it after the scan: what reading the hit's meta and
+ * original text is checked against (`TextProjection.slice`), and its header (the session's title);
+ * it may hold the header line alone.
  */
 export interface ScanHit {
 	readonly head: SessionText;
 	readonly row: number;
+	readonly id: string;
 	readonly level: number;
 	readonly endMs: number;
+	readonly completed: boolean;
+	readonly stale: boolean;
+	readonly metaRange: [number, number];
+	readonly originalRange: [number, number];
 	/** A summary: whether a Q&A it covers matched too. */
 	readonly verified?: boolean;
+	/** A Q&A of a session with a parent: its fork-copy key (`SessionText.copyKey`). */
+	readonly copyKey?: string;
 }
 
 export interface ScanFilter {
@@ -35,7 +46,7 @@ export interface ScanFilter {
 	readonly inProgressOf?: string;
 }
 
-const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.head.id(a.row), b.head.id(b.row));
+const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.id, b.id);
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
@@ -59,14 +70,28 @@ function latestOpenQa(text: SessionText): number {
 	return latest >= 0 && !text.completed(latest) ? latest : -1;
 }
 
-/** Collects the hits of one search over sessions handed in one at a time. */
+/**
+ * Collects the hits of one search over sessions handed in one at a time. With `keep` (the end of
+ * the page asked for), memory stays flat however many documents match: of a session with no
+ * parent (whose hits are never fork copies) only hits that may still rank within the first `keep`
+ * are kept, the others counted; every Q&A hit's fork-copy key is kept as 8 bytes (a session
+ * forked from it may hold copies). Hits of sessions with a parent are all kept, to be checked
+ * against their fork chain at the end. Without `keep`, every hit is kept (`candidates`).
+ */
 export class ScanCollector {
 	/** The bytes scanned for: the needle, or with lone surrogates, its longest well-formed piece (none: every document). */
 	private readonly needle: Buffer | undefined;
 	/** The needle has a lone surrogate: only documents holding surrogates (in UTF-16) can match. */
 	private readonly surrogates: boolean;
 	private readonly filtered: boolean;
-	private hits: ScanHit[] = [];
+	/** Hits of sessions with no parent: with `keep`, the best `keep` so far in rank order; else all of them, unordered. */
+	private best: ScanHit[] = [];
+	/** Hits of sessions with a parent (possible fork copies), all of them. */
+	private forked: ScanHit[] = [];
+	/** Hits of sessions with no parent that were only counted (`keep`). */
+	private counted = 0;
+	/** Per session with Q&A hits: their copy keys, 8 bytes each (what a fork's copies are checked against). */
+	private readonly hitKeys = new Map<string, Buffer>();
 	/** Each session's parent (from every session seen, filtered out or not): fork chains. */
 	private readonly parents = new Map<string, string>();
 	private readonly sessions = new Set<string>();
@@ -76,6 +101,7 @@ export class ScanCollector {
 	constructor(
 		needle: string,
 		private readonly filter: ScanFilter,
+		private readonly keep?: number,
 	) {
 		const pieces = needle.split(LONE_SURROGATE);
 		this.surrogates = pieces.length > 1;
@@ -103,17 +129,21 @@ export class ScanCollector {
 	}
 
 	/**
-	 * Scans one session's projection (`text`: read at least to the end of its text; it may be a
-	 * buffer reused for the next session) and keeps its hits against `head`, the session's rows as
-	 * held after the scan.
+	 * Scans one session's projection (`text`: read at least to the end of its text, or searched as
+	 * it was read; it may be in a buffer reused for the next session) and keeps its hits against
+	 * `head`, the session as held after the scan.
 	 */
 	add(text: SessionText, head: SessionText = text): void {
-		if (!this.note(text.sessionId, text.header.session.parentSessionId)) return;
+		const parent = text.header.session.parentSessionId;
+		if (!this.note(text.sessionId, parent)) return;
 		const { window } = this.filter;
 		const matched = this.needle ? text.matching(this.needle) : undefined;
 		const docs = this.surrogates ? text.withSurrogates(matched) : (matched ?? []);
-		const inProgress = this.filter.inProgressOf === text.sessionId && docs.length > 0 ? latestOpenQa(text) : -1;
+		if (docs.length === 0) return;
+		const inProgress = this.filter.inProgressOf === text.sessionId ? latestOpenQa(text) : -1;
+		const forked = parent !== undefined;
 		let matchedQa: Set<number> | undefined;
+		const keys: number[] = [];
 		for (const doc of docs) {
 			if (doc === inProgress) {
 				this.leftOut++;
@@ -122,25 +152,99 @@ export class ScanCollector {
 			const endMs = text.endMs(doc);
 			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
 			const level = text.level(doc);
-			if (level === 0) {
-				this.hits.push({ head, row: doc, level, endMs });
-				continue;
+			if (level === 0) keys.push(doc);
+			let verified: boolean | undefined;
+			if (level > 0) {
+				// `verified`: one of the Q&A the summary covers matched too (whatever the filters).
+				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
+				verified = text.meta(doc).coveredRows.some((r) => matchedQa?.has(r));
 			}
-			// `verified`: one of the Q&A the summary covers matched too (whatever the filters).
-			matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
-			const verified = text.meta(doc).coveredRows.some((r) => matchedQa?.has(r));
-			this.hits.push({ head, row: doc, level, endMs, verified });
+			if (forked) this.forked.push(this.hitOf(text, head, doc, level, endMs, verified, true));
+			else if (this.keep === undefined) this.best.push(this.hitOf(text, head, doc, level, endMs, verified, false));
+			else this.rank(text, head, doc, level, endMs, verified);
+		}
+		if (keys.length > 0) {
+			const bytes = Buffer.allocUnsafe(keys.length * COPY_KEY_BYTES);
+			let at = 0;
+			for (const doc of keys) {
+				const key = text.copyKeyBytes(doc);
+				if (key) at += key.copy(bytes, at);
+			}
+			this.hitKeys.set(text.sessionId, bytes.subarray(0, at));
 		}
 	}
 
-	/** The hits so far (for a caller that must check candidates against the original text). */
-	get candidates(): readonly ScanHit[] {
-		return this.hits;
+	/** A hit of a session with no parent, with `keep`: kept when it ranks within the first `keep` so far, else counted. */
+	private rank(text: SessionText, head: SessionText, doc: number, level: number, endMs: number, verified: boolean | undefined): void {
+		const keep = this.keep as number;
+		const best = this.best;
+		if (best.length >= keep) {
+			const last = best[best.length - 1];
+			// Ranked after the last kept (compared without making the hit, unless it ties on time).
+			const order = last === undefined ? -1 : level - last.level || last.endMs - endMs;
+			if (last === undefined || order > 0 || (order === 0 && compareIds(text.id(doc), last.id) >= 0)) {
+				this.counted++;
+				return;
+			}
+		}
+		const hit = this.hitOf(text, head, doc, level, endMs, verified, false);
+		let lo = 0;
+		let hi = best.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >> 1;
+			if (byRank(best[mid] as ScanHit, hit) <= 0) lo = mid + 1;
+			else hi = mid;
+		}
+		best.splice(lo, 0, hit);
+		if (best.length > keep) {
+			best.pop();
+			this.counted++;
+		}
 	}
 
-	/** Keeps only the hits `keep` accepts. */
+	private hitOf(text: SessionText, head: SessionText, doc: number, level: number, endMs: number, verified: boolean | undefined, forked: boolean): ScanHit {
+		const copyKey = forked && level === 0 ? text.copyKey(doc) : undefined;
+		return {
+			head,
+			row: doc,
+			id: text.id(doc),
+			level,
+			endMs,
+			completed: text.completed(doc),
+			stale: text.stale(doc),
+			metaRange: text.metaRange(doc),
+			originalRange: text.originalRange(doc),
+			...(verified !== undefined ? { verified } : {}),
+			...(copyKey !== undefined ? { copyKey } : {}),
+		};
+	}
+
+	/** How many hits are held now (with `keep`: at most `keep`, plus the hits of sessions with a parent). */
+	get held(): number {
+		return this.best.length + this.forked.length;
+	}
+
+	/** Every hit so far (for a caller that must check candidates against the original text); only without `keep`. */
+	get candidates(): readonly ScanHit[] {
+		if (this.keep !== undefined) throw new Error("a search that keeps only a page of hits has no list of candidates");
+		return [...this.best, ...this.forked];
+	}
+
+	/** Keeps only the hits `keep` accepts; only without `keep` (whose hits' heads hold their rows). */
 	retain(keep: (hit: ScanHit) => boolean): void {
-		this.hits = this.hits.filter(keep);
+		if (this.keep !== undefined) throw new Error("a search that keeps only a page of hits cannot drop candidates");
+		this.best = this.best.filter(keep);
+		this.forked = this.forked.filter(keep);
+		const keys = new Map<string, Buffer[]>();
+		for (const h of [...this.best, ...this.forked]) {
+			const key = h.level === 0 ? h.head.copyKeyBytes(h.row) : undefined;
+			if (!key) continue;
+			const held = keys.get(h.head.sessionId);
+			if (held) held.push(key);
+			else keys.set(h.head.sessionId, [key]);
+		}
+		this.hitKeys.clear();
+		for (const [sessionId, held] of keys) this.hitKeys.set(sessionId, Buffer.concat(held));
 	}
 
 	/**
@@ -149,23 +253,27 @@ export class ScanCollector {
 	 * with the same entries and parts that is itself a hit (`forkDuplicates.ts`, the same rule).
 	 */
 	finish(needed: number): { readonly ranked: readonly ScanHit[]; readonly total: number } {
-		const kept = this.parents.size === 0 ? this.hits : this.withoutCopies();
-		return { ranked: topForPage(kept, needed, byRank).slice(0, needed), total: kept.length };
+		const forked = this.parents.size === 0 ? this.forked : this.withoutCopies(this.forked);
+		const kept = this.best.length + forked.length;
+		const ranked = this.keep === undefined || forked.length > 0 ? topForPage([...this.best, ...forked], needed, byRank) : this.best;
+		return { ranked: ranked.slice(0, needed), total: kept + this.counted };
 	}
 
-	private withoutCopies(): ScanHit[] {
-		const hitKeys = new Map<string, Set<string>>();
-		const keyOf = (h: ScanHit) => h.head.copyKey(h.row);
-		for (const h of this.hits) {
-			const key = keyOf(h);
-			if (key === undefined) continue;
-			let keys = hitKeys.get(h.head.sessionId);
-			if (!keys) hitKeys.set(h.head.sessionId, (keys = new Set()));
-			keys.add(key);
-		}
+	private withoutCopies(hits: readonly ScanHit[]): ScanHit[] {
+		/** Per session up a fork chain: its Q&A hits' copy keys, as strings (made when first asked for). */
+		const keySets = new Map<string, Set<string>>();
+		const keysOf = (sessionId: string): Set<string> => {
+			let keys = keySets.get(sessionId);
+			if (!keys) {
+				keys = new Set();
+				const bytes = this.hitKeys.get(sessionId);
+				if (bytes) for (let at = 0; at < bytes.length; at += COPY_KEY_BYTES) keys.add(bytes.toString("latin1", at, at + COPY_KEY_BYTES));
+				keySets.set(sessionId, keys);
+			}
+			return keys;
+		};
 		const isCopy = (h: ScanHit): boolean => {
-			if (!this.parents.has(h.head.sessionId)) return false;
-			const key = keyOf(h);
+			const key = h.copyKey;
 			if (key === undefined) return false;
 			const seen = new Set<string>([h.head.sessionId]);
 			for (
@@ -174,10 +282,10 @@ export class ScanCollector {
 				parent = this.parents.get(parent)
 			) {
 				seen.add(parent);
-				if (hitKeys.get(parent)?.has(key)) return true;
+				if (keysOf(parent).has(key)) return true;
 			}
 			return false;
 		};
-		return this.hits.filter((h) => !isCopy(h));
+		return hits.filter((h) => !isCopy(h));
 	}
 }

@@ -214,6 +214,13 @@ export class SessionText {
 		return this.bytes.toString("latin1", row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
 	}
 
+	/** The same key as its 8 bytes (a view into the rows: copy it to keep it); `undefined` for summaries. */
+	copyKeyBytes(doc: number): Buffer | undefined {
+		const row = this.row(doc);
+		if ((this.bytes.readUInt32LE(row + ROW.flags) & FLAG_COPY_KEY) === 0) return undefined;
+		return this.bytes.subarray(row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
+	}
+
 	/** Where a row's meta is in the file (`[start, end)`). */
 	metaRange(doc: number): [number, number] {
 		const row = this.row(doc);
@@ -243,11 +250,6 @@ export class SessionText {
 
 	private textEnd(doc: number): number {
 		return this.bytes.readUInt32LE(this.row(doc) + ROW.textEnd);
-	}
-
-	/** Whether a chunked scan found any row (`withMatches`), without copying them. */
-	get anyMatched(): boolean {
-		return (this.matched?.rows.length ?? 0) > 0;
 	}
 
 	/** The documents whose folded text contains `needle` (UTF-8 bytes of a folded query), in table order. */

@@ -46,7 +46,7 @@ export class TextProjection {
 	/**
 	 * Searches this process made. A process that searches again (Pi) keeps every head its searches
 	 * read (≈ 90 bytes per document), so the next reads only meta and text; a one-shot search keeps
-	 * only the heads of sessions with a hit.
+	 * none (its hits copy what they need out of the rows as they are found).
 	 */
 	private searches = 0;
 	private readonly slab = new Slab();
@@ -146,11 +146,12 @@ export class TextProjection {
 	/**
 	 * `[start, end)` of a session's projection file (a row's meta or original text, from its
 	 * head's ranges), or `undefined` when the file changed since its head was read (then the
-	 * bytes would be another revision's).
+	 * bytes would be another revision's). The head may be one no longer held (a fuller one of the
+	 * same revision replaced it): the same revision means the same bytes.
 	 */
 	async slice(head: SessionText, [start, end]: [number, number]): Promise<Buffer | undefined> {
 		if (head.bytes.length === head.end) return head.bytes.subarray(start, end); // whole in memory (an overlay)
-		if (this.heads.get(head.sessionId) !== head) return undefined;
+		if (this.heads.get(head.sessionId)?.revision !== head.revision) return undefined;
 		const bytes = await this.options.texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
 		return bytes && bytes.length === end - start ? bytes : undefined;
 	}
@@ -260,7 +261,8 @@ export class TextProjection {
 			if (head !== undefined && visited && needle) {
 				const searched = await this.stored.searchFile(head, needle);
 				if (searched) {
-					visit(searched, this.searches > 0 || searched.anyMatched ? this.hold(searched, true) : head);
+					// A hit copies what it needs out of the rows: a one-shot search keeps no head.
+					visit(searched, this.searches > 0 ? this.hold(searched, true) : head);
 					continue;
 				}
 				head = undefined;
