@@ -75,9 +75,15 @@ describe("searching a session's text a chunk at a time", () => {
 			found += expected.length;
 			// Byte by byte for some needles (slow), every seam for all.
 			for (const size of n < 20 ? [1, 2, 3, 5, 17, 256, 4096, bytes.length] : [5, 17, 256, 4096, bytes.length]) {
-				const matcher = text.matcher(needle);
-				for (let at = 0; at < bytes.length; at += size) matcher.feed(bytes.subarray(at, Math.min(bytes.length, at + size)), at);
-				expect(matcher.rows, `${JSON.stringify(needle.toString())} in chunks of ${size}`).toEqual(expected);
+				// Told which chunk is the last (as a search's read says) or not (the seam kept regardless).
+				for (const told of [false, true]) {
+					const matcher = text.matcher(needle);
+					for (let at = 0; at < bytes.length; at += size) {
+						const end = Math.min(bytes.length, at + size);
+						matcher.feed(bytes.subarray(at, end), at, told && end === bytes.length);
+					}
+					expect(matcher.rows, `${JSON.stringify(needle.toString())} in chunks of ${size}`).toEqual(expected);
+				}
 			}
 		}
 		// The needles were taken from the text: most match (the test would pass vacuously otherwise).

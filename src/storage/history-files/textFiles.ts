@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
@@ -37,7 +37,9 @@ export function workspaceTextStore(workspace: string): TextStore {
 			checkPbotFolder(dirname(dir), dir);
 			checked = true;
 		}
-		return join(dir, `${sessionId}${SUFFIX}`);
+		// (Joined by hand: `dir` is already absolute and normal, the id has no separator, and a
+		// search names every file of the history.)
+		return `${dir}${sep}${sessionId}${SUFFIX}`;
 	};
 	return {
 		list: async () => {

@@ -11,27 +11,32 @@ export class ChunkMatcher {
 	private doc = 0;
 	/** Where the search goes on, as an offset in the text section (the end of the last matched row's text, plus its separator). */
 	private resume = 0;
-	/** The last bytes of the chunk before (fewer than the needle), and their offset in the text section. */
-	private readonly carry: Buffer;
+	/**
+	 * The last bytes of the chunk before (fewer than the needle), and their offset in the text
+	 * section; made only when a chunk that is not the last leaves some (most sessions are read in
+	 * one chunk, and a search makes a matcher per session).
+	 */
+	private carry: Buffer | undefined;
 	private carried = 0;
 	private carryAt = 0;
-	private readonly seam: Buffer;
+	private seam: Buffer | undefined;
 
 	constructor(
 		private readonly needle: Uint8Array,
 		private readonly docs: number,
 		private readonly textEnd: (doc: number) => number,
-	) {
-		this.carry = Buffer.alloc(Math.max(0, needle.length - 1));
-		this.seam = Buffer.alloc(Math.max(0, 2 * (needle.length - 1)));
-	}
+	) {}
 
-	/** Searches a chunk of the text section that starts at `at` (offsets in the text section; chunks come in order). */
-	feed(chunk: Buffer, at: number): void {
+	/**
+	 * Searches a chunk of the text section that starts at `at` (offsets in the text section; chunks
+	 * come in order). `last`: no chunk follows (nothing is kept for a seam).
+	 */
+	feed(chunk: Buffer, at: number, last = false): void {
 		const k = this.needle.length;
 		if (k === 0 || this.doc >= this.docs) return;
-		if (this.carried > 0 && k > 1) {
+		if (this.carried > 0 && k > 1 && this.carry) {
 			const head = Math.min(k - 1, chunk.length);
+			this.seam ??= Buffer.alloc(2 * (k - 1));
 			this.carry.copy(this.seam, 0, 0, this.carried);
 			chunk.copy(this.seam, this.carried, 0, head);
 			const seam = this.seam.subarray(0, this.carried + head);
@@ -49,7 +54,9 @@ export class ChunkMatcher {
 			if (!this.found(at + found)) return;
 			from = this.resume - at;
 		}
+		if (last || k === 1) return;
 		// The tail kept for the next chunk's seam (with what was carried, if this chunk is shorter).
+		this.carry ??= Buffer.alloc(k - 1);
 		const keep = Math.min(k - 1, this.carried + chunk.length);
 		const fromChunk = Math.min(keep, chunk.length);
 		const fromCarry = keep - fromChunk;

@@ -87,6 +87,7 @@ export class StoredTexts {
 	async searchFile(header: SessionText, needle: Uint8Array): Promise<SessionText | undefined> {
 		const line = header.bytes.subarray(0, header.headerBytes());
 		const headBytes = header.headBytes();
+		const scanBytes = header.scanBytes();
 		const head = this.buffer(headBytes, "head");
 		const metaLength = header.textAt - header.metaAt;
 		const meta = this.buffer(metaLength, "meta");
@@ -94,7 +95,7 @@ export class StoredTexts {
 		let rows: SessionText | undefined;
 		let matcher: ChunkMatcher | undefined;
 		try {
-			const read = await this.texts.readChunks(header.sessionId, { offset: 0, length: header.scanBytes() }, chunk, (bytes, at) => {
+			const read = await this.texts.readChunks(header.sessionId, { offset: 0, length: scanBytes }, chunk, (bytes, at) => {
 				if (at < line.length) {
 					const n = Math.min(bytes.length, line.length - at);
 					if (!bytes.subarray(0, n).equals(line.subarray(at, at + n))) throw new SessionTextError("another revision");
@@ -109,7 +110,7 @@ export class StoredTexts {
 					rows ??= header.as(head.subarray(0, headBytes), "head");
 					matcher ??= rows.matcher(needle);
 					const from = Math.max(at, header.textAt);
-					matcher.feed(bytes.subarray(from - at), from - header.textAt);
+					matcher.feed(bytes.subarray(from - at), from - header.textAt, end === scanBytes);
 				}
 			});
 			if (!read) return undefined;
