@@ -35,7 +35,20 @@ export interface SessionTextBody {
 	readonly meta: Buffer;
 	readonly text: Buffer;
 	readonly original: Buffer;
+	/**
+	 * The file after its header line (the sections above, back to back), with `headerRoom` bytes
+	 * before them: the first `finishSessionText` writes the header line there, so the file's bytes
+	 * are made without copying the sections.
+	 */
+	readonly file: Buffer;
+	readonly headerRoom: number;
 }
+
+/** Room left for the archive revision in the header line (revisions are a few dozen characters). */
+const REVISION_ROOM = 96;
+
+/** Bodies whose header room a `finishSessionText` has used: a second one copies (the first's bytes may still be in use). */
+const finished = new WeakSet<Buffer>();
 
 /**
  * Projects an archive: its documents' folded text and what ranking, filtering and fork
@@ -45,12 +58,23 @@ export interface SessionTextBody {
 export function projectSessionText(archive: SessionArchive): SessionTextBody {
 	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
-	const table = Buffer.alloc(docs.length * ROW_BYTES);
 	const originals = docs.map(searchableText);
 	const foldeds = originals.map((t) => (t === "" ? "" : foldText(t).folded));
-	// Encoded straight into buffers of their exact size (a native byte count first), each text once:
-	// no joined copy of the session's text, and nothing larger than needed held while an ingest's
-	// write waits (buffers sized for the worst case tripled a cold ingest's peak memory).
+	const covered = docs.map((doc) => (isQaDoc(doc) ? [] : coveredQaOf(archive, doc)));
+	const metas = docs.map((doc, i) =>
+		encodeDocMeta({
+			startedAt: doc.startedAt,
+			endedAt: doc.endedAt,
+			sessionId: doc.sessionId,
+			coveredRows: (covered[i] as QaNode[]).map((q) => rowOf.get(q.id) as number),
+		}),
+	);
+	const ids = docs.map((d) => d.id).join("");
+	const meta = metas.join("");
+	// Every section encoded straight into one buffer of the file's exact size (native byte counts
+	// first), each text once: no joined copy of the session's text, and nothing larger than needed
+	// held while an ingest's write waits (buffers sized for the worst case tripled a cold ingest's
+	// peak memory).
 	let textBytes = docs.length;
 	let originalBytes = 0;
 	for (let i = 0; i < docs.length; i++) {
@@ -58,10 +82,21 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		textBytes += folded;
 		originalBytes += foldeds[i] === originals[i] ? folded : Buffer.byteLength(originals[i] as string);
 	}
-	const text = Buffer.allocUnsafe(textBytes);
-	const original = Buffer.allocUnsafe(originalBytes);
-	const ids: string[] = [];
-	const metas: string[] = [];
+	const parent = archive.session.parentSessionId;
+	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
+	const info: SessionTextInfo = { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) };
+	const sizes = { table: docs.length * ROW_BYTES, ids: Buffer.byteLength(ids), meta: Buffer.byteLength(meta), text: textBytes, original: originalBytes };
+	const headerRoom = headerLine(archive.session.sessionId, "", docs.length, sizes, info).length + REVISION_ROOM;
+	const file = Buffer.allocUnsafe(headerRoom + sizes.table + sizes.ids + sizes.meta + sizes.text + sizes.original);
+	let at = headerRoom;
+	const section = (length: number) => file.subarray(at, (at += length));
+	const table = section(sizes.table).fill(0);
+	const idBytes = section(sizes.ids);
+	idBytes.write(ids);
+	const metaBytes = section(sizes.meta);
+	metaBytes.write(meta);
+	const text = section(sizes.text);
+	const original = section(sizes.original);
 	let textAt = 0;
 	let originalAt = 0;
 	let idAt = 0;
@@ -74,18 +109,15 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		text[textAt + textLength] = SEPARATOR;
 		const originalLength = original.write(source, originalAt);
 		const idLength = Buffer.byteLength(doc.id);
+		const metaLength = Buffer.byteLength(metas[i] as string);
 		let flags = 0;
-		let covered: number[] = [];
 		if (isQaDoc(doc)) {
 			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
 			copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(table, row + ROW.copyKey);
 		} else {
-			const qa = coveredQaOf(archive, doc);
-			covered = qa.map((q) => rowOf.get(q.id) as number);
+			const qa = covered[i] as QaNode[];
 			flags = (qa.every((q) => q.completed) ? FLAG_COMPLETED : 0) | (doc.stale === true ? FLAG_STALE : 0);
 		}
-		const meta = encodeDocMeta({ startedAt: doc.startedAt, endedAt: doc.endedAt, sessionId: doc.sessionId, coveredRows: covered });
-		const metaLength = Buffer.byteLength(meta);
 		table.writeUInt32LE(textAt, row + ROW.textStart);
 		table.writeUInt32LE(textAt + textLength, row + ROW.textEnd);
 		table.writeUInt32LE(idAt, row + ROW.idStart);
@@ -98,39 +130,53 @@ export function projectSessionText(archive: SessionArchive): SessionTextBody {
 		table.writeUInt32LE(originalAt + originalLength, row + ROW.originalEnd);
 		table.writeUInt32LE(metaAt, row + ROW.metaStart);
 		table.writeUInt32LE(metaAt + metaLength, row + ROW.metaEnd);
-		ids.push(doc.id);
-		metas.push(meta);
 		textAt += textLength + 1;
 		originalAt += originalLength;
 		idAt += idLength;
 		metaAt += metaLength;
 	});
-	const body = { table, ids: Buffer.from(ids.join(""), "utf8"), meta: Buffer.from(metas.join(""), "utf8"), text, original };
-	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
-	const parent = archive.session.parentSessionId;
-	return {
-		sessionId: archive.session.sessionId,
-		info: { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) },
-		docs: docs.length,
-		...body,
-	};
+	return { sessionId: archive.session.sessionId, info, docs: docs.length, table, ids: idBytes, meta: metaBytes, text, original, file, headerRoom };
 }
 
-/** The bytes of a projection file: its body with the header naming the archive revision it reflects. */
+/**
+ * The bytes of a projection file: its body with the header naming the archive revision it
+ * reflects. The first call on a body writes the header into the room left for it (no copy of the
+ * sections); a later one (a live update's overlay, then its write), or a header that does not
+ * fit, copies.
+ */
 export function finishSessionText(body: SessionTextBody, revision: string): Buffer {
+	const sizes = { table: body.table.length, ids: body.ids.length, meta: body.meta.length, text: body.text.length, original: body.original.length };
+	const line = headerLine(body.sessionId, revision, body.docs, sizes, body.info);
+	if (line.length <= body.headerRoom && !finished.has(body.file)) {
+		finished.add(body.file);
+		const at = body.headerRoom - line.length;
+		line.copy(body.file, at);
+		return body.file.subarray(at);
+	}
+	return Buffer.concat([line, body.file.subarray(body.headerRoom)]);
+}
+
+/** A projection file's header line, with its newline. */
+function headerLine(
+	sessionId: string,
+	revision: string,
+	docs: number,
+	sizes: { readonly ids: number; readonly meta: number; readonly text: number; readonly original: number },
+	info: SessionTextInfo,
+): Buffer {
 	const header: SessionTextHeader = {
 		format: SESSION_TEXT_FORMAT,
 		version: SESSION_TEXT_VERSION,
-		sessionId: body.sessionId,
+		sessionId,
 		revision,
-		docs: body.docs,
-		idBytes: body.ids.length,
-		metaBytes: body.meta.length,
-		textBytes: body.text.length,
-		originalBytes: body.original.length,
-		session: body.info,
+		docs,
+		idBytes: sizes.ids,
+		metaBytes: sizes.meta,
+		textBytes: sizes.text,
+		originalBytes: sizes.original,
+		session: info,
 	};
-	return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, "utf8"), body.table, body.ids, body.meta, body.text, body.original]);
+	return Buffer.from(`${JSON.stringify(header)}\n`, "utf8");
 }
 
 /** The Q&A a summary covers, at any depth, in order; missing children skipped (as `coveredQa` on a view). */
