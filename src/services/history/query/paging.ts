@@ -24,16 +24,7 @@ export function topForPage<T>(items: T[], needed: number, compare: (a: T, b: T) 
 	// Keep the best `needed` in a sorted array; most items fall below its last element and are skipped.
 	const best: T[] = [];
 	const rest: T[] = [];
-	const insert = (item: T) => {
-		let lo = 0;
-		let hi = best.length;
-		while (lo < hi) {
-			const mid = (lo + hi) >> 1;
-			if (compare(best[mid] as T, item) <= 0) lo = mid + 1;
-			else hi = mid;
-		}
-		best.splice(lo, 0, item);
-	};
+	const insert = (item: T) => insertSorted(best, item, compare);
 	for (const item of items) {
 		if (best.length < needed) {
 			insert(item);
@@ -47,4 +38,16 @@ export function topForPage<T>(items: T[], needed: number, compare: (a: T, b: T) 
 		insert(item);
 	}
 	return [...best, ...rest];
+}
+
+/** Inserts `item` into `sorted` (in `compare` order) after every item that does not come after it. */
+export function insertSorted<T>(sorted: T[], item: T, compare: (a: T, b: T) => number): void {
+	let lo = 0;
+	let hi = sorted.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if (compare(sorted[mid] as T, item) <= 0) lo = mid + 1;
+		else hi = mid;
+	}
+	sorted.splice(lo, 0, item);
 }

@@ -8,7 +8,7 @@
  * regression test compares them.
  */
 import { intersects, type TimeWindow } from "../../query/params.ts";
-import { topForPage } from "../../query/paging.ts";
+import { insertSorted, topForPage } from "../../query/paging.ts";
 import { compareIds } from "../../query/sessions.ts";
 import type { SessionText } from "./sessionText.ts";
 import { COPY_KEY_BYTES } from "./sessionTextFormat.ts";
@@ -187,15 +187,7 @@ export class ScanCollector {
 				return;
 			}
 		}
-		const hit = this.hitOf(text, head, doc, level, endMs, verified, false);
-		let lo = 0;
-		let hi = best.length;
-		while (lo < hi) {
-			const mid = (lo + hi) >> 1;
-			if (byRank(best[mid] as ScanHit, hit) <= 0) lo = mid + 1;
-			else hi = mid;
-		}
-		best.splice(lo, 0, hit);
+		insertSorted(best, this.hitOf(text, head, doc, level, endMs, verified, false), byRank);
 		if (best.length > keep) {
 			best.pop();
 			this.counted++;
