@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
 import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -54,7 +54,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const EMPTY_STALE_MS = 1_000;
 
 /** Tokens: random per process, counted per lock taken (no system randomness per write). */
-const processToken = randomBytes(8).toString("hex");
+let processToken: string | undefined;
 let tokenCounter = 0;
 
 /** In-process queues, by lock path: a process never waits on a lock file it holds itself. */
@@ -94,6 +94,7 @@ export function isLockLeftover(name: string): boolean {
 async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
 	const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
 	const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+	processToken ??= randomBytes(8).toString("hex");
 	const token = `${processToken}${(tokenCounter++).toString(16)}`;
 	const info: LockInfo = { pid: process.pid, ...(threadId !== 0 ? { thread: threadId } : {}), host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { checkPbotFolder } from "./paths.ts";
@@ -23,7 +22,8 @@ export interface KnownSessionHead {
 }
 
 const FORMAT = "pbot-session-heads";
-const VERSION = 1;
+/** 2: keys and scope hashed with FNV-1a (1: SHA-256; such a cache is ignored and written again). */
+const VERSION = 2;
 const FILE = "session-heads.cache";
 
 /**
@@ -86,6 +86,19 @@ export class SessionHeadsFile {
 	}
 }
 
-function digest(text: string): string {
-	return createHash("sha256").update(text).digest("base64url").slice(0, 16);
+/**
+ * FNV-1a, 64 bits, over the text's UTF-16 code units, as 16 hex digits: a cache key, not a secret,
+ * so discovery (every query's refresh) need not load `node:crypto` for it.
+ */
+export function digest(text: string): string {
+	let lo = 0x84222325;
+	let hi = 0xcbf29ce4;
+	for (let i = 0; i < text.length; i++) {
+		lo = (lo ^ text.charCodeAt(i)) >>> 0;
+		// × 0x100000001b3 modulo 2^64, in 32-bit halves (lo × 0x1b3 stays below 2^53: exact).
+		const low = lo * 0x1b3;
+		hi = (Math.imul(hi, 0x1b3) + Math.floor(low / 0x100000000) + (lo << 8)) >>> 0;
+		lo = low >>> 0;
+	}
+	return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
 }

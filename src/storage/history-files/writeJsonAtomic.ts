@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
 import { closeSync, openSync, renameSync, rmSync, type Stats, writeSync } from "node:fs";
 import { type FileHandle, link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -26,9 +26,10 @@ export function revisionOf(stat: Stats): string {
 }
 
 /** Random per process, counted per file: unique names without asking the system for randomness per write. */
-const processHex = randomBytes(4).toString("hex");
+let processHex: string | undefined;
 let counter = 0;
 function uniqueHex(): string {
+	processHex ??= randomBytes(4).toString("hex");
 	return `${processHex}${(counter++).toString(16)}`;
 }
 

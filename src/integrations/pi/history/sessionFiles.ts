@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash } from "../../../services/history/model/lazyCrypto.ts";
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { createRequire } from "node:module";

@@ -1,4 +1,4 @@
-import * as crypto from "node:crypto";
+import { hashString } from "./lazyCrypto.ts";
 
 /**
  * Stable ids. A node id is a hash of the session id and native entry ids only — never of a path,
@@ -14,19 +14,13 @@ export function isValidId(id: string): boolean {
 	return ID_PATTERN.test(id) && id !== "-" && id !== "_";
 }
 
-/**
- * Node's one-shot `crypto.hash` (20.12+): two and a half times faster than `createHash` for inputs
- * this small, which an ingest hashes once per Q&A and summary.
- */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64url") => string }).hash;
-
 function digest(parts: readonly string[]): string {
 	// Each part ends with NUL: the same bytes as updating a hash part by part.
 	let input = "";
 	for (const part of parts) input += `${part}\u0000`;
 	// 120 bits: collisions are not a practical concern within one workspace.
-	const hashed = oneShot ? oneShot("sha256", input, "base64url") : crypto.createHash("sha256").update(input).digest("base64url");
-	return hashed.slice(0, 20);
+	// (One-shot where Node has it: an ingest hashes once per Q&A and summary.)
+	return hashString("sha256", input).slice(0, 20);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash } from "../model/lazyCrypto.ts";
 import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
 import type { QaNode } from "../model/types.ts";
 import { PROMPT_VERSION } from "./prompts.ts";

@@ -3,7 +3,7 @@
  * sections of its file (`projectSessionText`, pure), then the file's bytes once the archive revision
  * is known (`finishSessionText`).
  */
-import { createHash } from "node:crypto";
+import { createHash } from "../../model/lazyCrypto.ts";
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
 import { foldText } from "../../query/fold.ts";
 import { sessionInfo } from "../../query/nodeInfo.ts";
