@@ -4,7 +4,7 @@
  * workspace was copied; and a query made while it is being rebuilt is complete.
  */
 import { execFileSync } from "node:child_process";
-import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -160,6 +160,21 @@ describe("the text projection catches up", () => {
 		// Nothing was made again: the ids came from the heads file.
 		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text"))).toEqual([]);
 		expect(read).toEqual(await open().read({ id: summaryOrQa }));
+		// A session's own id too: found among the heads file's sessions, with no catch-up.
+		const sessionId = (want as { sessions: { sessionId: string }[] }).sessions[0]?.sessionId as string;
+		const sessionReader = open();
+		expect((await sessionReader.read({ id: sessionId })).id).toBe(sessionId);
+		expect(sessionReader.takeWarnings()).toEqual([]);
+		// The reader then lists every session: its catch-up reads the rest of the heads file (`read`
+		// parsed only the sessions that might hold the node), so no projection file is made again and,
+		// nothing having changed, the heads file is left as it was.
+		const headsBefore = await readFile(heads);
+		const headsTime = (await stat(heads)).mtimeMs;
+		expect(await reader.sessions({ limit: 50 })).toEqual(want);
+		expect(reader.takeWarnings()).toEqual([]);
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text"))).toEqual([]);
+		expect(await readFile(heads)).toEqual(headsBefore);
+		expect((await stat(heads)).mtimeMs).toBe(headsTime);
 		await rm(textDir(workspace), { recursive: true });
 		await cp(aside, textDir(workspace), { recursive: true });
 

@@ -19,14 +19,12 @@ const START = 20;
 /** Bytes read first: parts 1 and 2 at once for most workspaces. */
 export const HEADS_PREFIX = 256 * 1024;
 
-/** How much of the heads file is read: up to the end of part 1, of part 2, or all of it. */
-export type HeadsPart = "headers" | "ids" | "rows";
+/** How much of the heads file is read: up to the end of part 1, or all of it (`headsHolding` reads parts 1 and 2). */
+export type HeadsPart = "headers" | "rows";
 
 export interface HeadsFile {
 	/** Per session: its head (`rows`), or only its header line. */
 	readonly heads: Map<string, SessionText>;
-	/** Per session: its ids section (`ids` only). */
-	readonly ids: Map<string, Buffer>;
 }
 
 export function encodeHeadsFile(heads: Iterable<SessionText>): Buffer {
@@ -59,25 +57,52 @@ export function parseHeadsFile(bytes: Buffer, part: HeadsPart): HeadsFile | unde
 		if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
 		const count = bytes.readUInt32LE(8);
 		const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
-		const needed = part === "headers" ? ends[0] : part === "ids" ? ends[1] : bytes.length;
+		const needed = part === "headers" ? ends[0] : bytes.length;
 		if (ends[0] > ends[1] || needed > bytes.length) return undefined;
 		const reader = new FieldReader(bytes, START);
 		const entries: { id: string; line: Buffer }[] = [];
 		for (let i = 0; i < count; i++) entries.push({ id: reader.next().toString("utf8"), line: reader.next() });
 		if (reader.at !== ends[0]) return undefined;
 		const heads = new Map<string, SessionText>();
-		const ids = new Map<string, Buffer>();
 		if (part === "rows") {
 			reader.at = ends[1];
 			for (const { id } of entries) heads.set(id, SessionText.parse(reader.next(), id, "head"));
-			return { heads, ids };
+			return { heads };
 		}
 		for (const { id, line } of entries) heads.set(id, SessionText.parse(line, id, "header"));
-		if (part === "ids") {
-			for (const { id } of entries) ids.set(id, reader.next());
-			if (reader.at !== ends[1]) return undefined;
+		return { heads };
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * The sessions a node id may be in, from the heads file's first two parts (what `ids` reads): the
+ * session whose id it is, and those whose ids section holds it as bytes (a caller confirms each
+ * against its archive). Only their header lines are parsed: `read` in a new process looks for one
+ * node, and parsing every session's header line cost it ≈ 15 ms. `undefined` when damaged or of
+ * another format.
+ */
+export function headsHolding(bytes: Buffer, nodeId: string): SessionText[] | undefined {
+	try {
+		if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
+		const count = bytes.readUInt32LE(8);
+		const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
+		if (ends[0] > ends[1] || ends[1] > bytes.length) return undefined;
+		const needle = Buffer.from(nodeId, "utf8");
+		const reader = new FieldReader(bytes, START);
+		const entries: { id: Buffer; line: Buffer }[] = [];
+		for (let i = 0; i < count; i++) entries.push({ id: reader.next(), line: reader.next() });
+		if (reader.at !== ends[0]) return undefined;
+		const out: SessionText[] = [];
+		for (const { id, line } of entries) {
+			const ids = reader.next();
+			if (id.equals(needle) || ids.includes(needle)) {
+				const sessionId = id.toString("utf8");
+				out.push(SessionText.parse(line, sessionId, "header"));
+			}
 		}
-		return { heads, ids };
+		return reader.at === ends[1] ? out : undefined;
 	} catch {
 		return undefined;
 	}

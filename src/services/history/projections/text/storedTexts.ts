@@ -1,5 +1,5 @@
 import type { TextStore } from "../../service/ports.ts";
-import { HEADS_PREFIX, headsExtent, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
+import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 
@@ -121,9 +121,15 @@ export class StoredTexts {
 		}
 	}
 
+	/** The sessions of the heads file that may hold a node id, their header lines parsed (`headsHolding`). */
+	async headsHolding(nodeId: string): Promise<SessionText[] | undefined> {
+		const bytes = await this.texts.readHeads?.({ length: HEADS_PREFIX, extent: headsExtent("ids") }).catch(() => undefined);
+		return bytes && headsHolding(bytes, nodeId);
+	}
+
 	/** The heads file, whole or in part (`headsFile.ts`); `undefined` when there is none or it is damaged. */
 	async heads(part: HeadsPart): Promise<ReturnType<typeof parseHeadsFile>> {
-		const bytes = await this.texts.readHeads?.(part === "rows" ? undefined : { length: HEADS_PREFIX, extent: headsExtent(part) }).catch(() => undefined);
+		const bytes = await this.texts.readHeads?.(part === "rows" ? undefined : { length: HEADS_PREFIX, extent: headsExtent("headers") }).catch(() => undefined);
 		return bytes && parseHeadsFile(bytes, part);
 	}
 

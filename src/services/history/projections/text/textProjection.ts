@@ -52,6 +52,8 @@ export class TextProjection {
 	private readonly slab = new Slab();
 	/** The projection files, read through one reused buffer. */
 	private readonly stored: StoredTexts;
+	/** Whether this process read the heads file (a catch-up does once; until then only sessions `read` looked at are held). */
+	private headsFileRead = false;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
 	private cachedRevisions = new Map<string, string>();
 
@@ -109,14 +111,12 @@ export class TextProjection {
 	nodeCandidates(id: string): Promise<string[]> {
 		return this.inTurn(async () => {
 			if (this.heads.has(id)) return [id];
-			const found = await this.stored.heads("ids");
+			const found = await this.stored.headsHolding(id);
 			if (!found) return [];
-			if (this.heads.size === 0) {
-				for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
-				this.cachedRevisions = new Map([...found.heads.values()].map((h) => [h.sessionId, h.revision]));
-			}
-			const needle = Buffer.from(id, "utf8");
-			return [...found.ids].filter(([, ids]) => ids.includes(needle)).map(([sessionId]) => sessionId);
+			// Held as read (what the archive's revision is checked against); the other sessions' heads
+			// are read at the next catch-up (`headsFileRead`).
+			for (const head of found) if (!this.heads.has(head.sessionId)) this.heads.set(head.sessionId, head);
+			return found.map((head) => head.sessionId);
 		});
 	}
 
@@ -223,7 +223,7 @@ export class TextProjection {
 		// heads of sessions with a match are kept (the heads file's rows run to 4 MB on a 1 GB
 		// history, 150 MB over a million Q&A).
 		const rows = visit !== undefined && only === undefined && needle === undefined;
-		if (this.heads.size === 0) await this.loadHeads(rows ? "rows" : "headers");
+		if (!this.headsFileRead) await this.loadHeads(rows ? "rows" : "headers");
 		if (rows) await this.fillRows();
 		const revisions = archives.revisions ? await archives.revisions(fresh ? { fresh } : undefined) : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
@@ -341,9 +341,11 @@ export class TextProjection {
 	 * same projection). A damaged file is ignored.
 	 */
 	private async loadHeads(part: "headers" | "rows"): Promise<void> {
+		this.headsFileRead = true;
 		const found = await this.stored.heads(part);
 		if (!found) return;
-		for (const head of found.heads.values()) this.heads.set(head.sessionId, head);
+		// (A head held already, a node's session that `read` looked at, came from this file or is newer.)
+		for (const head of found.heads.values()) if (!this.heads.has(head.sessionId)) this.heads.set(head.sessionId, head);
 		this.cachedRevisions = new Map([...found.heads.values()].map((h) => [h.sessionId, h.revision]));
 	}
 
