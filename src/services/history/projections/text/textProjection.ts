@@ -219,9 +219,9 @@ export class TextProjection {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
 		// than reading them with each projection file and copying them out of the scan buffer),
-		// unless it searches as it reads: then each file is read from its start, and only the
-		// heads of sessions with a match are kept (the heads file's rows run to 4 MB on a 1 GB
-		// history, 150 MB over a million Q&A).
+		// unless it searches as it reads: then each file is read from its start, its hits copy
+		// what they need out of its rows, and a one-shot search keeps no head (the heads file's rows
+		// run to 4 MB on a 1 GB history, 150 MB over a million Q&A).
 		const rows = visit !== undefined && only === undefined && needle === undefined;
 		if (!this.headsFileRead) await this.loadHeads(rows ? "rows" : "headers");
 		if (rows) await this.fillRows();
