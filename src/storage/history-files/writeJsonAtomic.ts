@@ -1,4 +1,3 @@
-import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
 import { closeSync, openSync, renameSync, rmSync, type Stats, writeSync } from "node:fs";
 import { type FileHandle, link, open, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -25,11 +24,17 @@ export function revisionOf(stat: Stats): string {
 	return `${stat.size}:${stat.mtimeMs}`;
 }
 
-/** Random per process, counted per file: unique names without asking the system for randomness per write. */
-let processHex: string | undefined;
+/**
+ * Random per process, counted per file: unique names without asking the system for randomness per
+ * write. `Math.random` (seeded per process by Node from the system's entropy) is enough for a name
+ * beside the process id that an exclusive create checks anyway, and a query that writes a cache
+ * need not load `node:crypto` for it.
+ */
+const processHex = Math.floor(Math.random() * 0x100000000)
+	.toString(16)
+	.padStart(8, "0");
 let counter = 0;
 function uniqueHex(): string {
-	processHex ??= randomBytes(4).toString("hex");
 	return `${processHex}${(counter++).toString(16)}`;
 }
 
