@@ -4,33 +4,27 @@
  * of the whole text finds (`SessionText.matching`): matches across chunk seams, several matches in
  * one row, matches at the very start and end, needles longer than a chunk.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRng } from "../../bench/generator/prng.ts";
-import { generateSession } from "../../bench/generator/session.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { memoryTextStore } from "../../src/services/history/projections/text/memoryTextStore.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import { StoredTexts } from "../../src/services/history/projections/text/storedTexts.ts";
 import { foldText } from "../../src/services/history/query/index.ts";
 import { textDir } from "../../src/storage/history-files/index.ts";
+import { generatedWorkspace } from "../helpers/workspace.ts";
 
 let workspace: string;
 let text: SessionText;
 let sessionId: string;
 
 beforeAll(async () => {
-	workspace = await mkdtemp(join(tmpdir(), "pbot-chunks-"));
-	const sessions = join(workspace, "sessions");
-	const agentDir = join(workspace, "agent");
-	await mkdir(sessions, { recursive: true });
-	await mkdir(agentDir, { recursive: true });
-	const lines: string[] = [];
-	generateSession(createRng(77), { profile: "chat", targetBytes: 300_000, targetQa: 80, startMs: Date.UTC(2025, 2, 1) } as never, (l) => lines.push(l));
-	sessionId = (JSON.parse(lines[0] as string) as { id: string }).id;
-	await writeFile(join(sessions, `2025-03-01T00-00-00-000Z_${sessionId}.jsonl`), `${lines.join("\n")}\n`);
+	const made = await generatedWorkspace("pbot-chunks-");
+	({ workspace } = made);
+	const { sessions, agentDir } = made;
+	sessionId = (await made.write(77, { profile: "chat", targetBytes: 300_000, targetQa: 80, startMs: Date.UTC(2025, 2, 1) })).id;
 	const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });
 	await service.ingest();
 	text = SessionText.parse(await readFile(join(textDir(workspace), `${sessionId}.text`)), sessionId, "whole");

@@ -4,38 +4,26 @@
  * page of hits in memory, not one object (and one held session head) per hit. Its answer is the
  * one keeping every hit gives.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRng } from "../../bench/generator/prng.ts";
-import { generateSession } from "../../bench/generator/session.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { ScanCollector, type ScanHit } from "../../src/services/history/projections/text/scanTexts.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import { foldText } from "../../src/services/history/query/fold.ts";
 import { textDir } from "../../src/storage/history-files/index.ts";
+import { generatedWorkspace } from "../helpers/workspace.ts";
 
 let workspace: string;
 let texts: SessionText[];
 let forkId: string;
 
 beforeAll(async () => {
-	workspace = await mkdtemp(join(tmpdir(), "pbot-collector-"));
-	const sessions = join(workspace, "sessions");
-	const agentDir = join(workspace, "agent");
-	await mkdir(sessions, { recursive: true });
-	await mkdir(agentDir, { recursive: true });
-	const names: string[] = [];
+	const made = await generatedWorkspace("pbot-collector-");
+	({ workspace } = made);
+	const { sessions, agentDir } = made;
 	for (let i = 0; i < 6; i++) {
-		const lines: string[] = [];
-		generateSession(createRng(40 + i), { profile: "chat", targetBytes: 120_000, targetQa: 40, startMs: Date.UTC(2025, 2, 1 + i) } as never, (l) =>
-			lines.push(l),
-		);
-		const id = (JSON.parse(lines[0] as string) as { id: string }).id;
-		const name = `2025-03-0${i + 1}T00-00-00-000Z_${id}.jsonl`;
-		names.push(name);
-		await writeFile(join(sessions, name), `${lines.join("\n")}\n`);
+		const { name, lines } = await made.write(40 + i, { profile: "chat", targetBytes: 120_000, targetQa: 40, startMs: Date.UTC(2025, 2, 1 + i) });
 		if (i === 0) {
 			// A fork of the first session: its first entries copied under a header naming it as the parent.
 			forkId = "0195ffff-0000-7000-8000-000000000001";

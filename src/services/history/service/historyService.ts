@@ -168,8 +168,8 @@ export class HistoryService {
 	 * Gets ready for the first query without answering one: the text projection caught up (each
 	 * session's header line in memory, a projection missing or behind made again). Pi calls it
 	 * once the start's ingest is done, so the person's first search does not pay for it. Reads no
-	 * archive and no text; a search reads each session's rows with its text, and keeps those of
-	 * sessions with a hit.
+	 * archive and no text; a search reads each session's rows with its text (Pi's searches after
+	 * its first keep them).
 	 */
 	async warm(): Promise<void> {
 		await this.projection.catchUp();

@@ -209,9 +209,7 @@ export class SessionText {
 
 	/** The fork-copy key of a Q&A row, as a string usable in a set; `undefined` for summaries. */
 	copyKey(doc: number): string | undefined {
-		const row = this.row(doc);
-		if ((this.bytes.readUInt32LE(row + ROW.flags) & FLAG_COPY_KEY) === 0) return undefined;
-		return this.bytes.toString("latin1", row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
+		return this.copyKeyBytes(doc)?.toString("latin1");
 	}
 
 	/** The same key as its 8 bytes (a view into the rows: copy it to keep it); `undefined` for summaries. */

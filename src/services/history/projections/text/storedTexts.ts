@@ -23,10 +23,8 @@ const SEARCH_CHUNK = 512 * 1024;
  * what it keeps (`TextProjection.hold`). When to read is the projection's (its turns); this only reads.
  */
 export class StoredTexts {
-	private scanBuffer: Buffer | undefined;
-	private chunkBuffer: Buffer | undefined;
-	private metaBuffer: Buffer | undefined;
-	private headBuffer: Buffer | undefined;
+	/** The reused buffers: a scan's, and a chunked search's chunk, meta and head. */
+	private readonly buffers = new Map<"scan" | "chunk" | "meta" | "head", Buffer>();
 
 	/** @param searchChunk the bytes `search` reads at a time (tests make it small, to cross many chunk seams) */
 	constructor(
@@ -79,8 +77,8 @@ export class StoredTexts {
 	/**
 	 * A session known only by its header line (a new process's scan: the heads file's rows are not
 	 * read), searched for `needle` as its file is read from the start, a chunk at a time: its
-	 * table and ids, meta and text pass through reused buffers, so only a session with a match
-	 * needs its head kept (`TextProjection.hold`). The file must still be the one the header
+	 * table and ids, meta and text pass through reused buffers (a hit copies what it needs out of
+	 * them; a process that searches again keeps the head, `TextProjection.hold`). The file must still be the one the header
 	 * describes (the same header line: the same revision, so the same bytes); else, or when it is
 	 * gone or cut short, `undefined`.
 	 */
@@ -135,11 +133,10 @@ export class StoredTexts {
 
 	/** A reused buffer of at least `length` bytes: the scan buffer, or a search's chunk, meta or head buffer. */
 	private buffer(length: number, which: "scan" | "chunk" | "meta" | "head" = "scan"): Buffer {
-		const key = `${which}Buffer` as const;
-		const held = this[key];
+		const held = this.buffers.get(which);
 		if (held && held.length >= length) return held;
 		const made = Buffer.allocUnsafe(which === "chunk" ? length : Math.max(length, which === "scan" ? SCAN_BUFFER : 0, (held?.length ?? 0) * 2));
-		this[key] = made;
+		this.buffers.set(which, made);
 		return made;
 	}
 }
