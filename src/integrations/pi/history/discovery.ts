@@ -4,6 +4,7 @@ import { isInside, pathExists } from "../../../storage/history-files/index.ts";
 import { type KnownSessionHead, type SessionHeadFacts, SessionHeadsFile } from "../../../storage/history-files/sessionHeadsFile.ts";
 import type { SessionDiscovery, SessionSource } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
+import { TimeSlice } from "../../../services/history/service/timeSlice.ts";
 import { fingerprintOf, listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
 
 export interface DiscoveryOptions {
@@ -24,6 +25,8 @@ export interface DiscoveryOptions {
 	readonly scanDirs?: readonly string[];
 	/** Files to take as they are (the current session file). */
 	readonly files?: readonly string[];
+	/** How long the scan of folders runs before the event loop may turn (`TimeSlice`; 0: between every two files). */
+	readonly sliceMs?: number;
 }
 
 /**
@@ -142,9 +145,14 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const cached = () => (cache ??= cacheFile.load());
 			const seen = new Map<string, KnownSessionHead>();
 			let read = false;
+			// A `stat` per file, and a header read for each file not known: thousands of files hold
+			// the thread for a while, so the event loop may turn between them (Pi's input).
+			const slice = new TimeSlice(options.sliceMs);
 			for (const dir of new Set(scan)) {
 				for (const file of await listing(dir)) {
 					if (chosen.has(file)) continue;
+					const pause = slice.pause();
+					if (pause) await pause;
 					const key = SessionHeadsFile.keyOf(dir, basename(file));
 					const found = headOf(file, workspace, cached, key);
 					if (found.facts) facts.set(file, found.facts);

@@ -12,6 +12,7 @@ import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, So
 import { HistoryQueries, type SearchAnswer, type SearchOptions } from "./queries.ts";
 import { Repairs } from "./repairs.ts";
 import { type Durability, SessionWriter } from "./sessionWriter.ts";
+import { TimeSlice } from "./timeSlice.ts";
 import { WorkspaceArchives } from "./workspaceArchives.ts";
 
 export type { IngestReport, SessionIngestReport } from "./ingestRun.ts";
@@ -32,6 +33,8 @@ export interface HistoryServiceOptions {
 	readonly maxLineBytes?: number;
 	/** Told how far a long piece of work is: session files read by an ingest, projection files made again. */
 	readonly progress?: ProgressListener;
+	/** How long work on the main thread runs before the event loop may turn (`TimeSlice`; 0: at every chance, for tests). */
+	readonly sliceMs?: number;
 }
 
 /** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
@@ -54,6 +57,8 @@ export class HistoryService {
 	/** Warnings of the refreshes queries made (their reports are not returned): for `takeWarnings`. */
 	private readonly noticed: string[] = [];
 	private readonly writer: SessionWriter;
+	/** Lets the event loop turn between long steps of the archive writes (see `storeArchive`). */
+	private readonly slice: TimeSlice;
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
 	private readonly repairs: Repairs;
@@ -84,7 +89,9 @@ export class HistoryService {
 			warn,
 			unreadable,
 			...(options.progress ? { progress: (done: number, total: number) => options.progress?.("search text", done, total) } : {}),
+			...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
 		});
+		this.slice = new TimeSlice(options.sliceMs);
 		this.writer = new SessionWriter({
 			current: (id) => this.archives.held.get(id),
 			// Not loaded: nothing needs an archive an ingest made once its write has it (loads and
@@ -326,6 +333,10 @@ export class HistoryService {
 	private async storeArchive(sessionId: string, archive: SessionArchive, durability: Durability, kept: boolean): Promise<void> {
 		// The projection's body is made now, while the archive is at hand (an ingest lets it go).
 		const text = this.bodyOf(archive);
+		// Making the body and encoding the archive each take up to ≈ 50 ms for a large session: the
+		// event loop may turn between them (Pi's input during a cold ingest).
+		const pause = this.slice.pause();
+		if (pause) await pause;
 		try {
 			const written = await this.options.store.write(archive, durability === "deferred" ? { deferDurability: true } : {});
 			this.archives.written(sessionId);

@@ -5,6 +5,7 @@ import { finishSessionText, projectSessionText, type SessionTextBody } from "./p
 import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { StoredTexts } from "./storedTexts.ts";
+import { TimeSlice } from "../../service/timeSlice.ts";
 
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
 const MAX_PENDING_WRITES = 16;
@@ -18,6 +19,8 @@ export interface TextProjectionOptions {
 	readonly unreadable?: (sessionId: string, error: Error) => void;
 	/** Told how far a catch-up that makes projection files again is (sessions looked at of all), once it makes one. */
 	readonly progress?: (done: number, total: number) => void;
+	/** How long a catch-up works before the event loop may turn (`TimeSlice`; 0: between every two sessions). */
+	readonly sliceMs?: number;
 }
 
 /**
@@ -36,6 +39,8 @@ export class TextProjection {
 	/** Per session: its projection's head as last read or made. */
 	private readonly heads = new Map<string, SessionText>();
 	private turn: Promise<unknown> = Promise.resolve();
+	/** Lets the event loop turn between sessions, and between reading and projecting an archive (see `TimeSlice`). */
+	private readonly timeSlice: TimeSlice;
 	/**
 	 * Sessions changed in memory (a live update) whose archive write has not landed yet: searched
 	 * as they are in memory, whatever their files say, until `dropOverlay`.
@@ -59,6 +64,7 @@ export class TextProjection {
 
 	constructor(private readonly options: TextProjectionOptions) {
 		this.stored = new StoredTexts(options.texts);
+		this.timeSlice = new TimeSlice(options.sliceMs);
 	}
 
 	/**
@@ -232,7 +238,12 @@ export class TextProjection {
 		const rebuilt = { missing: 0, damaged: 0, made: 0 };
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
+		// The event loop turns between sessions now and then (Pi's input is echoed meanwhile). What
+		// may run then cannot change what this turn sees: projection writes wait for it, and an
+		// overlay is dropped only after its session's projection was stored (`HistoryService`).
 		for (const [index, id] of ids.entries()) {
+			const pause = this.timeSlice.pause();
+			if (pause) await pause;
 			// Said only once projections are being made again (the slow case); a catch-up that finds them current says nothing.
 			if (rebuilt.made > 0) this.options.progress?.(index, ids.length);
 			const revision = revisions?.get(id);
@@ -323,6 +334,9 @@ export class TextProjection {
 			}
 		}
 		if (!read) return undefined; // removed meanwhile
+		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
+		const pause = this.timeSlice.pause();
+		if (pause) await pause;
 		const body = projectSessionText(read.archive);
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
@@ -359,6 +373,8 @@ export class TextProjection {
 		const cached = (await this.stored.heads("rows"))?.heads ?? new Map<string, SessionText>();
 		const writes: Promise<void>[] = [];
 		for (const head of missing) {
+			const pause = this.timeSlice.pause();
+			if (pause) await pause;
 			let full = cached.get(head.sessionId);
 			if (full?.revision !== head.revision) {
 				// Not in the heads file as held: it is written again at the end of the next catch-up.

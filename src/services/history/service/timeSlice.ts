@@ -1,0 +1,33 @@
+/**
+ * Long work on the main thread of a process people type into hands the event loop back now and
+ * then. Inside Pi, the extension shares one thread with the terminal UI: a search reads its files
+ * synchronously (faster than through the thread pool, see docs/architecture.md), and a catch-up
+ * that makes the search text again from the archives runs for seconds. Without a pause, every key
+ * pressed meanwhile waits for the whole of it before it is echoed (3.7 s, measured, after `text/`
+ * was deleted). Awaiting a promise that is already resolved is no pause: only microtasks run then,
+ * never input, timers or rendering.
+ */
+
+/** How long work runs before it lets the event loop turn: about one frame of the terminal. */
+export const SLICE_MS = 16;
+
+export class TimeSlice {
+	private started = performance.now();
+
+	constructor(private readonly budgetMs: number = SLICE_MS) {}
+
+	/**
+	 * `undefined` while the slice lasts (the caller goes on at once); once it is used up, a promise
+	 * that resolves after a turn of the event loop (`setImmediate`: input, I/O callbacks and
+	 * timers run first), when a new slice starts.
+	 */
+	pause(): Promise<void> | undefined {
+		if (performance.now() - this.started < this.budgetMs) return undefined;
+		return new Promise((resolve) =>
+			setImmediate(() => {
+				this.started = performance.now();
+				resolve();
+			}),
+		);
+	}
+}
