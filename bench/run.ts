@@ -676,6 +676,34 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				}
 			}
 		}
+		// The same start with work to do before the first answer, one run each: the search text deleted
+		// (made again from the archives), then no `.pi/pbot` at all (a workspace's first Pi session with
+		// pbot: the whole history ingested). Each leaves the workspace whole again, as its run makes it.
+		const heavy = new Map<"rebuild" | "cold", PiResult>();
+		for (const start of ["rebuild", "cold"] as const) {
+			if (errors.length > 0 || withExt.length === 0) break;
+			rmSync(start === "rebuild" ? projectionDir(pi.workspace) : join(pi.workspace, ".pi", "pbot"), { recursive: true, force: true });
+			try {
+				const res = await child<PiResult>(options, "pi", {
+					workspace: pi.workspace,
+					agentDir: pi.agentDir,
+					sessionDir: pi.sessionDir,
+					queries,
+					withExtension: true,
+					reads: 10,
+				});
+				heavy.set(start, res);
+				if (res.errors.length > 0) errors.push(...res.errors);
+				const expected = withExt[0]?.hits ?? [];
+				if (res.hits.join(",") !== expected.join(","))
+					errors.push(`after a ${start} start the totals differ from the others' (${res.hits.join(",")} vs ${expected.join(",")})`);
+				log(
+					`  ${start === "rebuild" ? "search text deleted" : "no .pi/pbot"}: first search ${ms(res.firstQueryMs)}, event loop held at most ${ms(res.heldMs)}`,
+				);
+			} catch (err) {
+				errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+			}
+		}
 		const why = errors[0]?.slice(0, 160);
 		const first = median(withExt.map((x) => x.firstQueryMs));
 		const later = withExt.flatMap((x) => x.laterMs);
@@ -686,6 +714,26 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		if (later.length === 0) rows.push({ measure: laterLabel, baseline: "—", target: "≤ 100 ms", ...na(why ?? "no run") });
 		else
 			rows.push({ measure: laterLabel, baseline: "—", ours: ms(percentile(later, 95)), ratio: "", target: "≤ 100 ms", met: yes(percentile(later, 95) <= 100) });
+		// What a person typing in Pi meanwhile feels: a key waits as long as the loop is held.
+		const heldRows: [string, number | undefined][] = [
+			[`start and searches (longest of ${withExt.length || runs} runs)`, withExt.length > 0 ? Math.max(...withExt.map((x) => x.heldMs)) : undefined],
+			["a start remaking the search text", heavy.get("rebuild")?.heldMs],
+			["a start with no archives (all ingested)", heavy.get("cold")?.heldMs],
+		];
+		for (const [during, held] of heldRows) {
+			const measure = `inside Pi: event loop held at most (a key's wait), ${during}`;
+			if (held === undefined) rows.push({ measure, baseline: "—", target: "≤ 100 ms", ...na(why ?? "no run") });
+			else rows.push({ measure, baseline: "—", ours: ms(held), ratio: "", target: "≤ 100 ms", met: yes(held <= 100) });
+		}
+		for (const [start, res] of heavy)
+			context.push({
+				measure: `inside Pi: the first search after ${start === "rebuild" ? "a start remaking the search text" : "a start with no archives (all ingested first)"}`,
+				baseline: "",
+				ours: ms(res.firstQueryMs),
+				ratio: "",
+				target: "",
+				met: "—",
+			});
 		const rssWith = median(withExt.map((x) => x.rss));
 		const rssWithout = median(without.map((x) => x.rss));
 		const rssLabel = `Pi's RSS after the searches, with pbot, against the same Pi run without it (median of ${runs} each)`;
@@ -738,6 +786,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		if (errors.length > 0) notes.push(`Inside Pi, problems: ${[...new Set(errors)].slice(0, 3).join("; ")}.`);
 		notes.push(
 			`Inside Pi: Pi's SDK (\`createAgentSession\`, \`DefaultResourceLoader\`, the faux provider) with \`createPbotHistory()\` in a process of its own; the workspace's sessions are the history's files with their header's \`cwd\` set to that workspace (in the session folder Pi is given), archives made before by \`pbot-history ingest\`. The \`pbot_history\` tool's \`execute\` is called directly with the query mix; RSS is \`process.memoryUsage().rss\` after the searches (without pbot: after the same start).`,
+			"Inside Pi, the event loop held: `monitorEventLoopDelay` at a 10 ms resolution, its longest interval less 10 ms, from `session_start` to the last answer; Pi's terminal input waits that long. The ≤ 100 ms target is the project's own (about what a person still feels as instant), not the issue's. The two heavier starts are one run each, after the others: the search text deleted, then `.pi/pbot` deleted (each run leaves the workspace whole again).",
 		);
 	}
 

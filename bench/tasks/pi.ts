@@ -8,7 +8,10 @@
  * without the extension (another process) is the RSS baseline.
  */
 import { mkdirSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { peakRss } from "./wiring.ts";
+
+const HELD_RESOLUTION_MS = 10;
 
 export interface PiParams {
 	readonly workspace: string;
@@ -29,6 +32,12 @@ export interface PiResult {
 	/** Every later query of the mix. */
 	readonly laterMs: readonly number[];
 	readonly readMs: readonly number[];
+	/**
+	 * The longest the event loop was held, from `session_start` to the last answer: how long a key
+	 * pressed in Pi's terminal could wait before Pi even saw it, while pbot worked (its start's
+	 * ingest, any rebuild, the searches and reads).
+	 */
+	readonly heldMs: number;
 	readonly hits: readonly number[];
 	readonly rss: number;
 	readonly heapUsed: number;
@@ -84,6 +93,10 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	const errors: string[] = [];
 	// PBOT_BENCH_PROFILE=<file>: a CPU profile from `session_start` to the first search answered.
 	const profile = p.withExtension ? await startProfile(process.env.PBOT_BENCH_PROFILE) : undefined;
+	// A timer every 10 ms: its longest interval, less the 10 ms, is the longest the loop was held
+	// (a key pressed as it began waited as long).
+	const held = monitorEventLoopDelay({ resolution: HELD_RESOLUTION_MS });
+	held.enable();
 	const started = performance.now();
 	await session.bindExtensions({ onError: (e) => void errors.push(String((e as { error?: unknown }).error ?? e)) });
 	const bound = performance.now();
@@ -123,6 +136,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 			readMs.push(performance.now() - s);
 		}
 	}
+	held.disable();
 	const memory = process.memoryUsage();
 	const result: PiResult = {
 		withExtension: p.withExtension,
@@ -130,6 +144,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		firstQueryMs,
 		laterMs,
 		readMs,
+		heldMs: Math.max(0, held.max / 1e6 - HELD_RESOLUTION_MS),
 		hits,
 		rss: memory.rss,
 		heapUsed: memory.heapUsed,
