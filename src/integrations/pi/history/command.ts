@@ -48,7 +48,7 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 			}
 			const keyword = rest.join(" ").trim();
 			const facts = sessionFactsOf(ctx);
-			const service = runtime.serviceFor(facts);
+			const service = await runtime.forQuery(facts);
 			try {
 				// Let a background ingest finish first; the query below refreshes (once) itself.
 				await runtime.settled();

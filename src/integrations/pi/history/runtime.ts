@@ -1,3 +1,5 @@
+import type { Stats } from "node:fs";
+import { resolve } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
 import type { BackfillSettingsStore, SessionBacklog } from "../../../services/history/summaries/backfill.ts";
@@ -10,6 +12,7 @@ import { ProgressStatus } from "./progressStatus.ts";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
+import { fingerprintOf } from "./sessionFiles.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
 import type { MigrationReport } from "./workspaceMigration.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
@@ -26,6 +29,8 @@ export class HistoryRuntime {
 	private facts: PiSessionFacts | undefined;
 	private tail: Subscription | undefined;
 	private tailedFile: string | undefined;
+	/** Reads what was appended to the tailed file now (`TailOptions.readNow`). */
+	private readTail: (() => Promise<Stats | undefined>) | undefined;
 	/** Problems seen in the background, for the next command or tool result to mention. */
 	private readonly problems: string[] = [];
 	/** The live ingests of the tails followed in this process (a switch starts another; the old one's writes may still land). */
@@ -87,8 +92,12 @@ export class HistoryRuntime {
 		const service = this.serviceFor(facts);
 		if (!this.sessionStarts.has(facts.sessionId)) this.sessionStarts.set(facts.sessionId, Date.now());
 		this.follow(facts);
-		// Then, in the background, what the first search needs beyond the ingest (the projection's heads).
-		this.pending = this.pending.then(() => this.ingest(service)).then(() => this.warm(service));
+		// Then, in the background, what the first search needs beyond the ingest (the projection's
+		// heads). The tail reads the current file whole as it starts: the ingest need not read it too.
+		this.pending = this.pending
+			.then(() => this.tailCaughtUp(service))
+			.then(() => this.ingest(service))
+			.then(() => this.warm(service));
 	}
 
 	private async warm(service: HistoryService): Promise<void> {
@@ -110,11 +119,34 @@ export class HistoryRuntime {
 		return earlierSummaryIds(await this.serviceFor(facts).loadSessions([facts.sessionId]), facts.sessionId, since);
 	}
 
-	/** `agent_end` (in the background) and every query (awaited): pick up what changed. */
+	/** `agent_end` (in the background): pick up what changed. */
 	refresh(facts: PiSessionFacts): Promise<void> {
 		const service = this.serviceFor(facts);
-		this.pending = this.pending.then(() => this.ingest(service));
+		this.pending = this.pending.then(() => this.tailCaughtUp(service)).then(() => this.ingest(service));
 		return this.pending;
+	}
+
+	/**
+	 * The service for a query (the tool, the command): first the current session file is read to
+	 * its end by the live tail, so the query's refresh need not read that whole file again. In a
+	 * long session every search after an exchange had re-read it (a 30 MB session: 250–430 ms a
+	 * search, against 75 with nothing appended).
+	 */
+	async forQuery(facts: PiSessionFacts): Promise<HistoryService> {
+		const service = this.serviceFor(facts);
+		await this.tailCaughtUp(service);
+		return service;
+	}
+
+	/** Has the tail read the current file to its end, and tells the service (`appliedLive`) when it did. */
+	private async tailCaughtUp(service: HistoryService): Promise<void> {
+		const read = this.readTail;
+		const file = this.tailedFile;
+		const cwd = this.facts?.cwd;
+		if (!read || !file || cwd === undefined) return;
+		const stat = await read();
+		// (The key discovery gives the file: its path resolved against the workspace.)
+		if (stat && this.readTail === read) service.appliedLive(resolve(cwd, file), fingerprintOf(stat));
 	}
 
 	/** Resolves when the background ingest queued so far, and the live updates in flight, are done. */
@@ -228,6 +260,7 @@ export class HistoryRuntime {
 		this.tail?.unsubscribe();
 		this.tail = undefined;
 		this.tailedFile = undefined;
+		this.readTail = undefined;
 	}
 
 	/** Whether a tail is running (for tests: nothing may be left behind). */
@@ -256,6 +289,9 @@ export class HistoryRuntime {
 		this.tail = live.follow(
 			tailSessionFile(file, {
 				...(fallback ? { fallbackSessionId: fallback } : {}),
+				readNow: (read) => {
+					this.readTail = read;
+				},
 				onError: (err) => this.problems.push(`live tail: ${err.message}`),
 			}),
 		);

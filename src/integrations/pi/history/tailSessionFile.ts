@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
@@ -15,6 +16,14 @@ export interface TailOptions {
 	readonly fallbackSessionId?: string;
 	/** Called with a read error; the tail keeps going (the file may come back). */
 	readonly onError?: (err: Error) => void;
+	/**
+	 * Handed, when the tail starts, a function that reads what was appended right now (after any
+	 * read in flight), without waiting for the watcher. It resolves with the file's `stat` taken
+	 * before that read when the read reached the file's end, every byte of it fed to the pipeline
+	 * (so the events of every whole line have been emitted); else `undefined` (no file yet, an
+	 * error, the tail closed). Pi's runtime calls it before each query: see `HistoryRuntime`.
+	 */
+	readonly readNow?: (read: () => Promise<Stats | undefined>) => void;
 }
 
 /**
@@ -48,13 +57,16 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 			identity = undefined;
 		};
 
-		const readNew = async () => {
+		const readNew = async (): Promise<Stats | undefined> => {
 			let handle: FileHandle | undefined;
 			try {
 				const info = await stat(path, { bigint: true }).catch(() => undefined);
-				if (!info || closed) return;
-				const size = Number(info.size);
+				if (!info || closed) return undefined;
 				handle = await open(path, "r");
+				// The size read up to, and the fingerprint of what was read (the refresh's format), from
+				// one plain stat of the open file (the inode stays exact from the first, as a bigint).
+				const now = await handle.stat();
+				const size = now.size;
 				const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
 				await handle.read(head, 0, head.length, 0);
 				const known = identity;
@@ -66,20 +78,25 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				if (size > offset) {
 					const bytes = Buffer.alloc(size - offset);
 					const { bytesRead } = await handle.read(bytes, 0, bytes.length, offset);
+					if (closed) return undefined;
 					offset += bytesRead;
-					if (bytesRead > 0 && !closed) input?.next(bytes.subarray(0, bytesRead));
+					if (bytesRead > 0) input?.next(bytes.subarray(0, bytesRead));
 				}
+				return offset === size && !closed ? now : undefined;
 			} catch (err) {
 				options.onError?.(err as Error);
+				return undefined;
 			} finally {
 				await handle?.close();
 			}
 		};
 		// Reads never overlap: each change waits for the read before it.
-		const schedule = () => {
-			pending = pending.then(readNew);
-			return pending;
+		const schedule = (): Promise<Stats | undefined> => {
+			const read = pending.then(readNew);
+			pending = read.then(() => undefined);
+			return read;
 		};
+		options.readNow?.(schedule);
 
 		// Watch the folder, not the file: the file may not exist yet, and chokidar only reports the
 		// creation of a path it watches from its parent.

@@ -67,7 +67,7 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 		parameters: historyToolParameters,
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 			const facts = sessionFactsOf(ctx);
-			const service = runtime.serviceFor(facts);
+			const service = await runtime.forQuery(facts);
 			if (params.action === "read") {
 				if (!params.id) throw new Error("id: required for action=read (a node id from search or read)");
 				const result = await service.read({

@@ -309,6 +309,17 @@ export class HistoryService {
 	}
 
 	/**
+	 * A session file followed live (Pi's current one): everything in it up to the state its
+	 * `fingerprint` describes has been handed to `applyEvents` already. A refresh then leaves the
+	 * file alone while it stays so, instead of reading the whole session again (the events were
+	 * queued first, so a query's refresh and scan come after them). The stored checkpoint is not
+	 * changed: the next process reads the file once, as it would have.
+	 */
+	appliedLive(sourceKey: string, fingerprint: string): void {
+		this.fingerprints.set(sourceKey, fingerprint);
+	}
+
+	/**
 	 * Applies events from elsewhere (the live tail of the current session file, the summary
 	 * worker) and writes the archives they changed.
 	 */
