@@ -656,17 +656,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const without: PiResult[] = [];
 		const errors: string[] = [];
 		if (ingest.code !== 0) errors.push(`\`ingest\` of Pi's workspace failed (${failure(ingest)})`);
+		const piRun = (withExtension: boolean) =>
+			child<PiResult>(options, "pi", { workspace: pi.workspace, agentDir: pi.agentDir, sessionDir: pi.sessionDir, queries, withExtension, reads: 10 });
 		for (let r = 0; r < runs && errors.length === 0; r++) {
 			for (const ext of [true, false]) {
 				try {
-					const res = await child<PiResult>(options, "pi", {
-						workspace: pi.workspace,
-						agentDir: pi.agentDir,
-						sessionDir: pi.sessionDir,
-						queries,
-						withExtension: ext,
-						reads: 10,
-					});
+					const res = await piRun(ext);
 					(ext ? withExt : without).push(res);
 					if (res.errors.length > 0) errors.push(...res.errors);
 					if (ext) log(`  run ${r + 1}: first search ${ms(res.firstQueryMs)}, later p95 ${ms(percentile(res.laterMs, 95))}, RSS ${mb(res.rss)}`);
@@ -684,14 +679,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			if (errors.length > 0 || withExt.length === 0) break;
 			rmSync(start === "rebuild" ? projectionDir(pi.workspace) : join(pi.workspace, ".pi", "pbot"), { recursive: true, force: true });
 			try {
-				const res = await child<PiResult>(options, "pi", {
-					workspace: pi.workspace,
-					agentDir: pi.agentDir,
-					sessionDir: pi.sessionDir,
-					queries,
-					withExtension: true,
-					reads: 10,
-				});
+				const res = await piRun(true);
 				heavy.set(start, res);
 				if (res.errors.length > 0) errors.push(...res.errors);
 				const expected = withExt[0]?.hits ?? [];
