@@ -11,6 +11,7 @@ import { piSummaryModel, type ModelAuth } from "./piSummaryModel.ts";
 import { ProgressStatus } from "./progressStatus.ts";
 import type { HistoryService } from "../../../services/history/service/historyService.ts";
 import { fileDiscovery } from "./discovery.ts";
+import { FolderWatch } from "./folderWatch.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
 import { fingerprintOf } from "./sessionFiles.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
@@ -29,6 +30,8 @@ export class HistoryRuntime {
 	private facts: PiSessionFacts | undefined;
 	private tail: Subscription | undefined;
 	private tailedFile: string | undefined;
+	/** The session folders discovery looks at, watched: a later refresh looks only at the files reported changed. */
+	private readonly folders = new FolderWatch();
 	/** Reads what was appended to the tailed file now (`TailOptions.readNow`). */
 	private readTail: (() => Promise<Stats | undefined>) | undefined;
 	/** Problems seen in the background, for the next command or tool result to mention. */
@@ -61,6 +64,11 @@ export class HistoryRuntime {
 		return this.settingsOf(facts.cwd);
 	}
 
+	/** Discovery as the current session sees it (`this.facts` changes with a switch), watching its folders. */
+	private discovery(facts: PiSessionFacts) {
+		return fileDiscovery({ ...discoveryOptionsOf(this.facts ?? facts), watch: this.folders });
+	}
+
 	/** The service for a session's workspace (made on first use, kept across session switches in it). */
 	serviceFor(facts: PiSessionFacts): HistoryService {
 		this.facts = facts;
@@ -70,7 +78,10 @@ export class HistoryRuntime {
 			this.service = createWorkspaceHistory({
 				workspace: facts.cwd,
 				agentDir: facts.agentDir,
-				discovery: { discover: () => fileDiscovery(discoveryOptionsOf(this.facts ?? facts)).discover() },
+				discovery: {
+					discover: () => this.discovery(facts).discover(),
+					changedSince: () => this.discovery(facts).changedSince?.() ?? Promise.resolve(undefined),
+				},
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
 				progress: (work, done, total) => this.progress.show(work, done, total),
 				onMigration: (report, error) => {
@@ -91,13 +102,15 @@ export class HistoryRuntime {
 		this.progress.showIn(status);
 		const service = this.serviceFor(facts);
 		if (!this.sessionStarts.has(facts.sessionId)) this.sessionStarts.set(facts.sessionId, Date.now());
-		this.follow(facts);
 		// Then, in the background, what the first search needs beyond the ingest (the projection's
 		// heads). The tail reads the current file whole as it starts: the ingest need not read it too.
-		this.pending = this.pending
+		// Its folder watcher starts after that work (see `TailOptions.watchFrom`).
+		const startWork = this.pending
 			.then(() => this.tailCaughtUp(service))
 			.then(() => this.ingest(service))
 			.then(() => this.warm(service));
+		this.follow(facts, startWork);
+		this.pending = startWork;
 	}
 
 	private async warm(service: HistoryService): Promise<void> {
@@ -261,6 +274,8 @@ export class HistoryRuntime {
 		this.tail = undefined;
 		this.tailedFile = undefined;
 		this.readTail = undefined;
+		// (Watched again by the next full discovery: a switch may change the folders.)
+		this.folders.close();
 	}
 
 	/** Whether a tail is running (for tests: nothing may be left behind). */
@@ -273,7 +288,7 @@ export class HistoryRuntime {
 		return this.problems.splice(0);
 	}
 
-	private follow(facts: PiSessionFacts): void {
+	private follow(facts: PiSessionFacts, watchFrom: Promise<unknown>): void {
 		if (facts.sessionFile === this.tailedFile) return;
 		this.stop();
 		const file = facts.sessionFile;
@@ -292,6 +307,7 @@ export class HistoryRuntime {
 				readNow: (read) => {
 					this.readTail = read;
 				},
+				watchFrom,
 				onError: (err) => this.problems.push(`live tail: ${err.message}`),
 			}),
 		);

@@ -1,5 +1,4 @@
-import type { Stats } from "node:fs";
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { closeSync, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { Observable, Subject, type Subscription } from "rxjs";
@@ -24,6 +23,13 @@ export interface TailOptions {
 	 * error, the tail closed). Pi's runtime calls it before each query: see `HistoryRuntime`.
 	 */
 	readonly readNow?: (read: () => Promise<Stats | undefined>) => void;
+	/**
+	 * The folder watcher starts once this settles (Pi's runtime: after the start's ingest and
+	 * warm-up). chokidar's first scan of a session folder of a thousand files took ≈ 10 ms of the
+	 * first search's time when both ran at once. Until the watcher is up the file is read when asked
+	 * (`readNow`: every query and refresh asks) and once as the watcher is ready.
+	 */
+	readonly watchFrom?: Promise<unknown>;
 }
 
 /**
@@ -57,18 +63,21 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 			identity = undefined;
 		};
 
+		// Synchronous, like the ingest's reads: through the thread pool a read (even a `stat` finding
+		// no file) queued behind chokidar's scan of a large session folder, and a query waiting for
+		// the tail waited for that scan.
 		const readNew = async (): Promise<Stats | undefined> => {
-			let handle: FileHandle | undefined;
+			let fd: number | undefined;
 			try {
-				const info = await stat(path, { bigint: true }).catch(() => undefined);
+				const info = statSync(path, { bigint: true, throwIfNoEntry: false });
 				if (!info || closed) return undefined;
-				handle = await open(path, "r");
+				fd = openSync(path, "r");
 				// The size read up to, and the fingerprint of what was read (the refresh's format), from
 				// one plain stat of the open file (the inode stays exact from the first, as a bigint).
-				const now = await handle.stat();
+				const now = fstatSync(fd);
 				const size = now.size;
 				const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
-				await handle.read(head, 0, head.length, 0);
+				readSync(fd, head, 0, head.length, 0);
 				const known = identity;
 				const common = known ? Math.min(known.head.length, head.length) : 0;
 				const rewritten = known !== undefined && (info.ino !== known.ino || size < offset || !head.subarray(0, common).equals(known.head.subarray(0, common)));
@@ -77,8 +86,7 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				identity = { ino: info.ino, head: identity && identity.head.length > head.length ? identity.head : head };
 				if (size > offset) {
 					const bytes = Buffer.alloc(size - offset);
-					const { bytesRead } = await handle.read(bytes, 0, bytes.length, offset);
-					if (closed) return undefined;
+					const bytesRead = readSync(fd, bytes, 0, bytes.length, offset);
 					offset += bytesRead;
 					if (bytesRead > 0) input?.next(bytes.subarray(0, bytesRead));
 				}
@@ -87,7 +95,7 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				options.onError?.(err as Error);
 				return undefined;
 			} finally {
-				await handle?.close();
+				if (fd !== undefined) closeSync(fd);
 			}
 		};
 		// Reads never overlap: each change waits for the read before it.
@@ -101,12 +109,7 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 		// Watch the folder, not the file: the file may not exist yet, and chokidar only reports the
 		// creation of a path it watches from its parent.
 		const folder = dirname(path);
-		const watcher: FSWatcher = watch(folder, {
-			ignoreInitial: true,
-			persistent: true,
-			depth: 0,
-			ignored: (candidate: string) => candidate !== folder && candidate !== path,
-		});
+		let watcher: FSWatcher | undefined;
 		// chokidar drops a 'change' that follows another within 50 ms, with no trailing event: a
 		// quick second append would wait for the next write. One more read after the window closes
 		// catches it.
@@ -117,17 +120,28 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 			clearTimeout(settle);
 			settle = setTimeout(() => void schedule(), SETTLE_MS);
 		};
-		// Whatever happened before the watcher was ready is caught by one more read.
-		watcher.on("ready", () => void schedule());
-		watcher.on("add", onPath);
-		watcher.on("change", onPath);
-		watcher.on("error", (err) => options.onError?.(err as Error));
+		const startWatching = () => {
+			if (closed) return;
+			watcher = watch(folder, {
+				ignoreInitial: true,
+				persistent: true,
+				depth: 0,
+				ignored: (candidate: string) => candidate !== folder && candidate !== path,
+			});
+			// Whatever happened before the watcher was ready is caught by one more read.
+			watcher.on("ready", () => void schedule());
+			watcher.on("add", onPath);
+			watcher.on("change", onPath);
+			watcher.on("error", (err) => options.onError?.(err as Error));
+		};
+		if (options.watchFrom) void options.watchFrom.then(startWatching, startWatching);
+		else startWatching();
 		void schedule();
 
 		return () => {
 			closed = true;
 			clearTimeout(settle);
-			void watcher.close();
+			void watcher?.close();
 			pipeline?.unsubscribe();
 		};
 	});
