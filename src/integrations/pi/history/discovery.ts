@@ -5,6 +5,7 @@ import { type KnownSessionHead, type SessionHeadFacts, SessionHeadsFile } from "
 import type { SessionDiscovery, SessionSource } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
 import { TimeSlice } from "../../../services/history/service/timeSlice.ts";
+import type { FolderWatch } from "./folderWatch.ts";
 import { fingerprintOf, listSessionFiles, readSessionHead, sessionFileSource, type SessionHead } from "./sessionFiles.ts";
 
 export interface DiscoveryOptions {
@@ -27,7 +28,20 @@ export interface DiscoveryOptions {
 	readonly files?: readonly string[];
 	/** How long the scan of folders runs before the event loop may turn (`TimeSlice`; 0: between every two files). */
 	readonly sliceMs?: number;
+	/**
+	 * Watches the folders looked at (Pi's runtime keeps one for the process): `changedSince` can
+	 * then say which files to look at instead of all of them.
+	 */
+	readonly watch?: FolderWatch;
 }
+
+/** What the last full discovery with a watch saw: the folders, every session file in them, and those taken. */
+interface Looked {
+	readonly folders: readonly string[];
+	readonly listed: ReadonlySet<string>;
+	readonly taken: ReadonlySet<string>;
+}
+const looked = new WeakMap<FolderWatch, Looked>();
 
 /**
  * Pi's native default session folder for a workspace, computed the way Pi computes it
@@ -127,16 +141,26 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				}
 			};
 
+			const named = (options.sessionDirs ?? []).map((d) => resolve(workspace, d));
+			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
+			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
+			const folders = [...new Set([...named, ...scan])];
+			// Watched before they are listed: a change from here on is reported, and what came before is seen now.
+			options.watch?.mark(folders);
+			const listed = new Set<string>();
+
 			// Pi names the current file before it writes it (with the first answer): a file that
 			// does not exist yet is skipped without a word.
 			for (const file of options.files ?? []) {
 				const path = resolve(workspace, file);
 				if (await pathExists(path)) take(path);
 			}
-			for (const dir of options.sessionDirs ?? []) for (const file of await listing(resolve(workspace, dir))) take(file);
+			for (const dir of named)
+				for (const file of await listing(dir)) {
+					listed.add(file);
+					take(file);
+				}
 
-			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
-			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
 			const facts = new Map<string, SessionHeadFacts>();
 			const stats = new Map<string, Stats>();
 			// The workspace's cache of header facts, read only when this process does not know a file.
@@ -150,6 +174,7 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const slice = new TimeSlice(options.sliceMs);
 			for (const dir of new Set(scan)) {
 				for (const file of await listing(dir)) {
+					listed.add(file);
 					if (chosen.has(file)) continue;
 					const pause = slice.pause();
 					if (pause) await pause;
@@ -187,7 +212,35 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				const stat = stats.get(path);
 				return stat ? withStat(source, stat) : source;
 			});
+			if (options.watch) looked.set(options.watch, { folders, listed, taken: new Set(chosen.keys()) });
 			return { sources, warnings };
+		},
+
+		/**
+		 * With a watch: the files to look at, those changed since the last full discovery, when the watch can say
+		 * (every file reported changed was a session file then, taken or not, and is still there), else
+		 * `undefined`. The named files (Pi's current one) are always among them: the live tail reads
+		 * those, and its changes are not the watch's business.
+		 */
+		async changedSince() {
+			const watch = options.watch;
+			const last = watch ? looked.get(watch) : undefined;
+			if (!watch || !last) return undefined;
+			const changed = await watch.changedSinceMark(last.folders);
+			if (!changed) return undefined;
+			const workspace = resolve(options.workspace);
+			const paths = new Set<string>();
+			for (const path of changed) {
+				// A new file, or one gone: only a full discovery knows what it means (a fork, a session moved away).
+				if (!last.listed.has(path) || !statSync(path, { throwIfNoEntry: false })) return undefined;
+				if (last.taken.has(path)) paths.add(path);
+			}
+			for (const file of options.files ?? []) {
+				const path = resolve(workspace, file);
+				if (last.taken.has(path)) paths.add(path);
+				else if (await pathExists(path)) return undefined; // written since (Pi's first answer): discovered in full
+			}
+			return { sources: [...paths].map(sourceOf), warnings: [] };
 		},
 	};
 }

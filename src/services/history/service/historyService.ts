@@ -256,7 +256,9 @@ export class HistoryService {
 			await this.archives.storedIds();
 			// From here on the files are looked at: a refresh asked for now needs a run of its own.
 			if (this.undiscovered === run) this.undiscovered = undefined;
-			const { sources, warnings: discoveryWarnings } = await this.options.discovery.discover();
+			// A refresh in a process that watches the session folders looks only at what changed.
+			const discovery = this.options.discovery;
+			const { sources, warnings: discoveryWarnings } = (skipUnchanged ? await discovery.changedSince?.() : undefined) ?? (await discovery.discover());
 			const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 			const checkpoints = await this.storedCheckpoints();
 			const ports = {

@@ -182,4 +182,10 @@ export interface CheckpointStore {
 /** Finds the session files that belong to the workspace. */
 export interface SessionDiscovery {
 	discover(): Promise<{ readonly sources: readonly SessionSource[]; readonly warnings: readonly string[] }>;
+	/**
+	 * The sources that may have changed since the last `discover` (a watcher knows), or `undefined`
+	 * when it cannot say. A refresh that would skip unchanged files looks only at these; the others
+	 * are as the last discovery found them.
+	 */
+	changedSince?(): Promise<{ readonly sources: readonly SessionSource[]; readonly warnings: readonly string[] } | undefined>;
 }
