@@ -21,6 +21,13 @@ export interface PiParams {
 	readonly withExtension: boolean;
 	/** Reads through the tool after the searches (ids from the hits). */
 	readonly reads: number;
+	/**
+	 * A session file of `sessionDir` to resume as the current session (else a new one). With
+	 * `exchanges`, that many exchanges are then written to it as Pi writes them, each followed by a
+	 * search (`afterExchangeMs`): what a query costs in a long session that keeps growing.
+	 */
+	readonly current?: string;
+	readonly exchanges?: number;
 }
 
 export interface PiResult {
@@ -31,6 +38,8 @@ export interface PiResult {
 	readonly firstQueryMs: number;
 	/** Every later query of the mix. */
 	readonly laterMs: readonly number[];
+	/** Each search right after an exchange was written to the current session (`PiParams.exchanges`). */
+	readonly afterExchangeMs: readonly number[];
 	readonly readMs: readonly number[];
 	/**
 	 * The longest the event loop was held, from `session_start` to the last answer: how long a key
@@ -56,7 +65,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	mkdirSync(p.agentDir, { recursive: true });
 	process.env.PI_CODING_AGENT_DIR = p.agentDir;
 	const t0 = performance.now();
-	const { registerFauxProvider } = await import("@mariozechner/pi-ai");
+	const { fauxAssistantMessage, registerFauxProvider } = await import("@mariozechner/pi-ai");
 	const { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } = await import(
 		"@mariozechner/pi-coding-agent"
 	);
@@ -88,7 +97,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		modelRegistry: ModelRegistry.inMemory(authStorage),
 		settingsManager,
 		resourceLoader: loader,
-		sessionManager: SessionManager.create(p.workspace, p.sessionDir),
+		sessionManager: p.current ? SessionManager.open(p.current, p.sessionDir) : SessionManager.create(p.workspace, p.sessionDir),
 	});
 	const errors: string[] = [];
 	// PBOT_BENCH_PROFILE=<file>: a CPU profile from `session_start` to the first search answered.
@@ -104,6 +113,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	let firstQueryMs = Number.NaN;
 	const laterMs: number[] = [];
 	const readMs: number[] = [];
+	const afterExchangeMs: number[] = [];
 	const hits: number[] = [];
 	if (p.withExtension) {
 		const tool = session.extensionRunner?.getToolDefinition("pbot_history");
@@ -135,6 +145,17 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 			await call({ action: "read", id });
 			readMs.push(performance.now() - s);
 		}
+		// Exchanges written as Pi writes them mid-turn (a question, then its answer), each followed
+		// by a search for a word of that question.
+		for (let i = 0; i < (p.exchanges ?? 0); i++) {
+			const manager = session.sessionManager;
+			manager.appendMessage({ role: "user", content: [{ type: "text", text: `Where did we leave the bench heron ${i}?` }], timestamp: Date.now() });
+			manager.appendMessage(fauxAssistantMessage(`By the pond, ${i}.`));
+			const s = performance.now();
+			const details = await call({ action: "search", query: `bench heron ${i}` });
+			afterExchangeMs.push(performance.now() - s);
+			if ((details?.total ?? 0) < 1) errors.push(`the exchange ${i} written to the current session was not found`);
+		}
 	}
 	held.disable();
 	const memory = process.memoryUsage();
@@ -143,6 +164,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		piStartMs: bound - t0,
 		firstQueryMs,
 		laterMs,
+		afterExchangeMs,
 		readMs,
 		heldMs: Math.max(0, held.max / 1e6 - HELD_RESOLUTION_MS),
 		hits,

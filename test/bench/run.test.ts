@@ -47,6 +47,7 @@ describe("npm run bench", () => {
 		for (const row of report.rows.filter((r) => r.measure.includes("event loop held"))) expect(row.ours).toMatch(/\d/);
 		expect(report.notes.join("\n")).not.toContain("totals differ");
 		expect(report.context.some((r) => r.measure.includes("the first search after a start with no archives"))).toBe(true);
+		expect(report.context.some((r) => r.measure.includes("a search right after an exchange") && /\d/.test(r.ours))).toBe(true);
 		expect(report.context.some((r) => r.measure.includes("ndjson"))).toBe(true);
 		expect(report.table).toContain("│");
 		const written = await readFile(out, "utf8");
