@@ -145,8 +145,12 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const scan = [...(options.scanDirs ?? []).map((d) => resolve(workspace, d))];
 			if (options.agentDir) scan.push(nativeSessionDir(workspace, options.agentDir));
 			const folders = [...new Set([...named, ...scan])];
-			// Watched before they are listed: a change from here on is reported, and what came before is seen now.
-			options.watch?.mark(folders);
+			// Watched before they are listed: a change from here on is reported, and what came before is
+			// seen now. What an earlier discovery saw no longer counts (this one may fail half-way).
+			if (options.watch) {
+				looked.delete(options.watch);
+				options.watch.mark(folders);
+			}
 			const listed = new Set<string>();
 
 			// Pi names the current file before it writes it (with the first answer): a file that
@@ -217,10 +221,10 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 		},
 
 		/**
-		 * With a watch: the files to look at, those changed since the last full discovery, when the watch can say
-		 * (every file reported changed was a session file then, taken or not, and is still there), else
-		 * `undefined`. The named files (Pi's current one) are always among them: the live tail reads
-		 * those, and its changes are not the watch's business.
+		 * With a watch: the files to look at, those changed since the last full discovery, when the
+		 * watch can say (every file reported changed was a session file then, taken or not, and is
+		 * still there), else `undefined`. The named files (Pi's current one) are always among them:
+		 * the live tail reads those, and its changes are not the watch's business.
 		 */
 		async changedSince() {
 			const watch = options.watch;
