@@ -299,8 +299,10 @@ async function growingSession(
 	const agentDir = join(root, "agent");
 	rmSync(root, { recursive: true, force: true });
 	for (const d of [workspace, sessionDir, agentDir]) mkdirSync(d, { recursive: true });
-	const names = readdirSync(sessionsDir).filter((n) => n.endsWith(".jsonl"));
-	const largest = names.reduce((a, b) => (statSync(join(sessionsDir, b)).size > statSync(join(sessionsDir, a)).size ? b : a));
+	const sized = readdirSync(sessionsDir)
+		.filter((n) => n.endsWith(".jsonl"))
+		.map((n) => ({ n, size: statSync(join(sessionsDir, n)).size }));
+	const largest = sized.reduce((a, b) => (b.size > a.size ? b : a)).n;
 	const bytes = readFileSync(join(sessionsDir, largest));
 	const nl = bytes.indexOf(0x0a);
 	const head = JSON.parse(bytes.subarray(0, nl).toString("utf8")) as { cwd?: string; parentSession?: string };

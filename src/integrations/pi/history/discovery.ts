@@ -180,8 +180,7 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				for (const file of await listing(dir)) {
 					listed.add(file);
 					if (chosen.has(file)) continue;
-					const pause = slice.pause();
-					if (pause) await pause;
+					await slice.pause();
 					const key = SessionHeadsFile.keyOf(dir, basename(file));
 					const found = headOf(file, workspace, cached, key);
 					if (found.facts) facts.set(file, found.facts);
@@ -233,18 +232,22 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			const changed = await watch.changedSinceMark(last.folders);
 			if (!changed) return undefined;
 			const workspace = resolve(options.workspace);
-			const paths = new Set<string>();
+			// Each with the `stat` taken here, as the ingest's fingerprint (one per file, as in `discover`).
+			const sources = new Map<string, SessionSource>();
 			for (const path of changed) {
+				const stat = statSync(path, { throwIfNoEntry: false });
 				// A new file, or one gone: only a full discovery knows what it means (a fork, a session moved away).
-				if (!last.listed.has(path) || !statSync(path, { throwIfNoEntry: false })) return undefined;
-				if (last.taken.has(path)) paths.add(path);
+				if (!last.listed.has(path) || !stat) return undefined;
+				if (last.taken.has(path)) sources.set(path, withStat(sourceOf(path), stat));
 			}
 			for (const file of options.files ?? []) {
 				const path = resolve(workspace, file);
-				if (last.taken.has(path)) paths.add(path);
-				else if (await pathExists(path)) return undefined; // written since (Pi's first answer): discovered in full
+				if (sources.has(path)) continue;
+				const stat = statSync(path, { throwIfNoEntry: false });
+				if (last.taken.has(path)) sources.set(path, stat ? withStat(sourceOf(path), stat) : sourceOf(path));
+				else if (stat) return undefined; // written since (Pi's first answer): discovered in full
 			}
-			return { sources: [...paths].map(sourceOf), warnings: [] };
+			return { sources: [...sources.values()], warnings: [] };
 		},
 	};
 }

@@ -1,5 +1,4 @@
 import type { Stats } from "node:fs";
-import { resolve } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Subscription } from "rxjs";
 import type { BackfillSettingsStore, SessionBacklog } from "../../../services/history/summaries/backfill.ts";
@@ -155,11 +154,10 @@ export class HistoryRuntime {
 	private async tailCaughtUp(service: HistoryService): Promise<void> {
 		const read = this.readTail;
 		const file = this.tailedFile;
-		const cwd = this.facts?.cwd;
-		if (!read || !file || cwd === undefined) return;
+		if (!read || !file) return;
 		const stat = await read();
-		// (The key discovery gives the file: its path resolved against the workspace.)
-		if (stat && this.readTail === read) service.appliedLive(resolve(cwd, file), fingerprintOf(stat));
+		// (The key discovery gives the file: its path, which `sessionFactsOf` resolved against the workspace.)
+		if (stat && this.readTail === read) service.appliedLive(file, fingerprintOf(stat));
 	}
 
 	/** Resolves when the background ingest queued so far, and the live updates in flight, are done. */

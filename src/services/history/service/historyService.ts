@@ -33,8 +33,6 @@ export interface HistoryServiceOptions {
 	readonly maxLineBytes?: number;
 	/** Told how far a long piece of work is: session files read by an ingest, projection files made again. */
 	readonly progress?: ProgressListener;
-	/** How long work on the main thread runs before the event loop may turn (`TimeSlice`; 0: at every chance, for tests). */
-	readonly sliceMs?: number;
 }
 
 /** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
@@ -89,9 +87,8 @@ export class HistoryService {
 			warn,
 			unreadable,
 			...(options.progress ? { progress: (done: number, total: number) => options.progress?.("search text", done, total) } : {}),
-			...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
 		});
-		this.slice = new TimeSlice(options.sliceMs);
+		this.slice = new TimeSlice();
 		this.writer = new SessionWriter({
 			current: (id) => this.archives.held.get(id),
 			// Not loaded: nothing needs an archive an ingest made once its write has it (loads and
@@ -348,8 +345,7 @@ export class HistoryService {
 		const text = this.bodyOf(archive);
 		// Making the body and encoding the archive each take up to ≈ 50 ms for a large session: the
 		// event loop may turn between them (Pi's input during a cold ingest).
-		const pause = this.slice.pause();
-		if (pause) await pause;
+		await this.slice.pause();
 		try {
 			const written = await this.options.store.write(archive, durability === "deferred" ? { deferDurability: true } : {});
 			this.archives.written(sessionId);

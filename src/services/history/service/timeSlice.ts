@@ -17,9 +17,9 @@ export class TimeSlice {
 	constructor(private readonly budgetMs: number = SLICE_MS) {}
 
 	/**
-	 * `undefined` while the slice lasts (the caller goes on at once); once it is used up, a promise
-	 * that resolves after a turn of the event loop (`setImmediate`: input, I/O callbacks and
-	 * timers run first), when a new slice starts.
+	 * `undefined` while the slice lasts (awaiting it costs a microtask); once it is used up, a
+	 * promise that resolves after a turn of the event loop (`setImmediate`: input, I/O callbacks
+	 * and timers run first), when a new slice starts.
 	 */
 	pause(): Promise<void> | undefined {
 		if (performance.now() - this.started < this.budgetMs) return undefined;

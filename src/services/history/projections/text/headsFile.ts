@@ -51,25 +51,40 @@ export function headsExtent(part: "headers" | "ids"): (first: Buffer) => number 
 	return (first) => (first.length >= START && first.toString("latin1", 0, 8) === MAGIC ? first.readUInt32LE(part === "headers" ? 12 : 16) : first.length);
 }
 
+/**
+ * Part 1 of the heads file: each session's id and header line, with a reader at the start of part 2;
+ * `undefined` when damaged, of another format, or when the bytes end before `needed` (of `ends`).
+ * Throws on a field running past the bytes (callers catch).
+ */
+function readPartOne(bytes: Buffer, needed: (ends: readonly [number, number]) => number) {
+	if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
+	const count = bytes.readUInt32LE(8);
+	const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
+	if (ends[0] > ends[1] || needed(ends) > bytes.length) return undefined;
+	const reader = new FieldReader(bytes, START);
+	const entries: { id: Buffer; line: Buffer }[] = [];
+	for (let i = 0; i < count; i++) entries.push({ id: reader.next(), line: reader.next() });
+	return reader.at === ends[0] ? { ends, entries, reader } : undefined;
+}
+
 /** The heads file's entries up to `part` (the bytes may end there); `undefined` when damaged or of another format. */
 export function parseHeadsFile(bytes: Buffer, part: HeadsPart): HeadsFile | undefined {
 	try {
-		if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
-		const count = bytes.readUInt32LE(8);
-		const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
-		const needed = part === "headers" ? ends[0] : bytes.length;
-		if (ends[0] > ends[1] || needed > bytes.length) return undefined;
-		const reader = new FieldReader(bytes, START);
-		const entries: { id: string; line: Buffer }[] = [];
-		for (let i = 0; i < count; i++) entries.push({ id: reader.next().toString("utf8"), line: reader.next() });
-		if (reader.at !== ends[0]) return undefined;
+		const one = readPartOne(bytes, (ends) => (part === "headers" ? ends[0] : bytes.length));
+		if (!one) return undefined;
 		const heads = new Map<string, SessionText>();
 		if (part === "rows") {
-			reader.at = ends[1];
-			for (const { id } of entries) heads.set(id, SessionText.parse(reader.next(), id, "head"));
+			one.reader.at = one.ends[1];
+			for (const entry of one.entries) {
+				const id = entry.id.toString("utf8");
+				heads.set(id, SessionText.parse(one.reader.next(), id, "head"));
+			}
 			return { heads };
 		}
-		for (const { id, line } of entries) heads.set(id, SessionText.parse(line, id, "header"));
+		for (const entry of one.entries) {
+			const id = entry.id.toString("utf8");
+			heads.set(id, SessionText.parse(entry.line, id, "header"));
+		}
 		return { heads };
 	} catch {
 		return undefined;
@@ -85,24 +100,15 @@ export function parseHeadsFile(bytes: Buffer, part: HeadsPart): HeadsFile | unde
  */
 export function headsHolding(bytes: Buffer, nodeId: string): SessionText[] | undefined {
 	try {
-		if (bytes.length < START || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
-		const count = bytes.readUInt32LE(8);
-		const ends = [bytes.readUInt32LE(12), bytes.readUInt32LE(16)] as const;
-		if (ends[0] > ends[1] || ends[1] > bytes.length) return undefined;
+		const one = readPartOne(bytes, (ends) => ends[1]);
+		if (!one) return undefined;
 		const needle = Buffer.from(nodeId, "utf8");
-		const reader = new FieldReader(bytes, START);
-		const entries: { id: Buffer; line: Buffer }[] = [];
-		for (let i = 0; i < count; i++) entries.push({ id: reader.next(), line: reader.next() });
-		if (reader.at !== ends[0]) return undefined;
 		const out: SessionText[] = [];
-		for (const { id, line } of entries) {
-			const ids = reader.next();
-			if (id.equals(needle) || ids.includes(needle)) {
-				const sessionId = id.toString("utf8");
-				out.push(SessionText.parse(line, sessionId, "header"));
-			}
+		for (const { id, line } of one.entries) {
+			const ids = one.reader.next();
+			if (id.equals(needle) || ids.includes(needle)) out.push(SessionText.parse(line, id.toString("utf8"), "header"));
 		}
-		return reader.at === ends[1] ? out : undefined;
+		return one.reader.at === one.ends[1] ? out : undefined;
 	} catch {
 		return undefined;
 	}

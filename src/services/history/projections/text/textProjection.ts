@@ -242,8 +242,7 @@ export class TextProjection {
 		// may run then cannot change what this turn sees: projection writes wait for it, and an
 		// overlay is dropped only after its session's projection was stored (`HistoryService`).
 		for (const [index, id] of ids.entries()) {
-			const pause = this.timeSlice.pause();
-			if (pause) await pause;
+			await this.timeSlice.pause();
 			// Said only once projections are being made again (the slow case); a catch-up that finds them current says nothing.
 			if (rebuilt.made > 0) this.options.progress?.(index, ids.length);
 			const revision = revisions?.get(id);
@@ -335,8 +334,7 @@ export class TextProjection {
 		}
 		if (!read) return undefined; // removed meanwhile
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
-		const pause = this.timeSlice.pause();
-		if (pause) await pause;
+		await this.timeSlice.pause();
 		const body = projectSessionText(read.archive);
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
@@ -373,8 +371,7 @@ export class TextProjection {
 		const cached = (await this.stored.heads("rows"))?.heads ?? new Map<string, SessionText>();
 		const writes: Promise<void>[] = [];
 		for (const head of missing) {
-			const pause = this.timeSlice.pause();
-			if (pause) await pause;
+			await this.timeSlice.pause();
 			let full = cached.get(head.sessionId);
 			if (full?.revision !== head.revision) {
 				// Not in the heads file as held: it is written again at the end of the next catch-up.
