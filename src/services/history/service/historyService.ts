@@ -3,7 +3,7 @@ import { backlogOf, type SessionBacklog } from "../summaries/backfill.ts";
 import type { ArchiveState, SessionArchive } from "../projections/archive.ts";
 import { buildQueryView, type QueryView } from "../projections/queryView.ts";
 import { memoryTextStore } from "../projections/text/memoryTextStore.ts";
-import { projectSessionText, type SessionTextBody } from "../projections/text/projectSessionText.ts";
+import { type DocBytesCache, projectSessionText, type SessionTextBody } from "../projections/text/projectSessionText.ts";
 import { TextProjection } from "../projections/text/textProjection.ts";
 import type { ReadParams, ReadResult, SearchParams, SessionListResult, SessionsParams } from "../query/index.ts";
 import { ArchiveCache } from "./archiveCache.ts";
@@ -62,6 +62,13 @@ export class HistoryService {
 	private readonly repairs: Repairs;
 	/** Projection bodies made of archive objects (see `bodyOf`): weak, they go with the archive. */
 	private readonly bodies = new WeakMap<SessionArchive, SessionTextBody>();
+	/**
+	 * The documents' bytes in the last bodies of sessions updated live (`applyEvents`): each of
+	 * their revisions is projected by copying what did not change. Only theirs: an ingest makes
+	 * each body once.
+	 */
+	private readonly liveDocs: DocBytesCache = new WeakMap();
+	private readonly liveSessions = new Set<string>();
 	/** What searches scan and the session list reads: per session, its folded text and facts. */
 	private readonly projection: TextProjection;
 	private readonly archiveCache = new ArchiveCache();
@@ -332,6 +339,9 @@ export class HistoryService {
 	private async applyEventsNow(events: readonly HistoryEvent[]): Promise<Promise<void>[]> {
 		const writes: Promise<void>[] = [];
 		for (const [id, after] of await this.archives.applyLive(events, this.warnings)) {
+			this.liveSessions.add(id);
+			// The tail's read and derivation ran just before, in the same task: Pi's input may come first.
+			await this.slice.pause();
 			// Searchable at once, from memory, until its archive (and so its projection) is written.
 			this.projection.overlay(after, this.bodyOf(after));
 			writes.push(this.writer.write(id));
@@ -364,7 +374,10 @@ export class HistoryService {
 	 */
 	private bodyOf(archive: SessionArchive): SessionTextBody {
 		let body = this.bodies.get(archive);
-		if (!body) this.bodies.set(archive, (body = projectSessionText(archive)));
+		if (!body) {
+			const reuse = this.liveSessions.has(archive.session.sessionId) ? this.liveDocs : undefined;
+			this.bodies.set(archive, (body = projectSessionText(archive, reuse)));
+		}
 		return body;
 	}
 
