@@ -4,7 +4,9 @@
  * an exchange took 250–430 ms for that, against 75). A file the tail has not read up to its end is
  * still read by the refresh, as before.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { sessionFactsOf } from "../../src/integrations/pi/history/piSession.ts";
@@ -43,5 +45,48 @@ describe("a query in Pi", () => {
 		const again = await service.refresh();
 		expect(again.sessions.map((s) => s.sessionId)).toContain(current);
 		expect((await service.search({ query: "flamingo cache" })).total).toBe(1);
+	});
+});
+
+describe("an agent run in Pi", () => {
+	it("leaves its messages to be read when it ends or a query asks, not one by one", async () => {
+		h = await startPi();
+		const harness = h;
+		h.faux.setResponses([() => fauxAssistantMessage("The pelican service goes through the blue gateway.")]);
+		await h.session.prompt("Which gateway did we pick for the pelican service?");
+		await h.runtime.settled();
+		const facts = sessionFactsOf(h.session.extensionRunner.createContext());
+		const archive = join(h.workspace, ".pi", "pbot", "history", `${facts.sessionId}.json`);
+		const archived = () => (existsSync(archive) ? readFileSync(archive, "utf8") : "");
+		expect(archived()).toContain("blue gateway");
+		// The watcher's last reports of that run have come and gone (chokidar's throttle, the tail's settle).
+		await new Promise((r) => setTimeout(r, 300));
+
+		// While the run is on: Pi has written the question, and the watcher has had time to report it.
+		let during: { archived: string; found: number; pelican: number } | undefined;
+		h.faux.setResponses([
+			async () => {
+				await new Promise((r) => setTimeout(r, 600));
+				const service = await harness.runtime.forQuery(facts);
+				// The archive is still as the last run left it; a query reads the run's messages first.
+				during = {
+					archived: archived(),
+					found: (await service.search({ query: "heron jobs" })).total,
+					pelican: (await service.search({ query: "pelican service" })).total,
+				};
+				return fauxAssistantMessage("The heron jobs go to the slate queue.");
+			},
+		]);
+		await h.session.prompt("And the queue for the heron jobs?");
+		expect(during).toBeDefined();
+		expect(during?.archived).not.toContain("heron jobs");
+		expect(during?.pelican).toBe(1);
+		expect(during?.found).toBe(1); // the query read the run's messages: the question asked in it is found
+
+		// The run ended: its exchange is read once, archived and found.
+		await h.runtime.settled();
+		expect(archived()).toContain("slate queue");
+		const service = await h.runtime.forQuery(facts);
+		expect((await service.search({ query: "slate queue" })).total).toBe(1);
 	});
 });

@@ -11,6 +11,7 @@ import { registerHistoryTool } from "./tool.ts";
  * keep the archive current. Translation only; the logic is in the history service.
  *
  * - `session_start`: follow the current session file live and ingest the workspace's sessions;
+ * - `agent_start`: the run's messages are read when a query asks or the run ends, not one by one;
  * - `agent_end`: pick up what the interaction wrote; if it ended normally, make due summaries once
  *   Pi is idle, with the model current at that moment;
  * - new input (`input`, `before_agent_start`, a user `message_start`), `session_before_switch`,
@@ -25,6 +26,9 @@ export function createPbotHistory(runtime: HistoryRuntime = new HistoryRuntime()
 		registerHistoryTool(pi, runtime);
 		pi.on("session_start", async (_event, ctx) => {
 			runtime.start(sessionFactsOf(ctx), ctx.hasUI ? (text) => ctx.ui.setStatus("pbot-progress", text) : undefined);
+		});
+		pi.on("agent_start", async () => {
+			runtime.agentStarted();
 		});
 		pi.on("agent_end", async (event, ctx) => {
 			const facts = sessionFactsOf(ctx);

@@ -33,6 +33,8 @@ export class HistoryRuntime {
 	private readonly folders = new FolderWatch();
 	/** Reads what was appended to the tailed file now (`TailOptions.readNow`). */
 	private readTail: (() => Promise<Stats | undefined>) | undefined;
+	/** An agent run is in progress (`agent_start` to `agent_end`): the tail reads only when asked (`TailOptions.holdWhile`). */
+	private running = false;
 	/** Problems seen in the background, for the next command or tool result to mention. */
 	private readonly problems: string[] = [];
 	/** The live ingests of the tails followed in this process (a switch starts another; the old one's writes may still land). */
@@ -131,8 +133,17 @@ export class HistoryRuntime {
 		return earlierSummaryIds(await this.serviceFor(facts).loadSessions([facts.sessionId]), facts.sessionId, since);
 	}
 
-	/** `agent_end` (in the background): pick up what changed. */
+	/**
+	 * `agent_start`: until the run ends, what it appends to the session file is read when a query
+	 * needs it (`forQuery`) or when the run ends (`refresh`), not at each message.
+	 */
+	agentStarted(): void {
+		this.running = true;
+	}
+
+	/** `agent_end` (in the background): pick up what changed, the run's messages first. */
 	refresh(facts: PiSessionFacts): Promise<void> {
+		this.running = false;
 		const service = this.serviceFor(facts);
 		this.pending = this.pending.then(() => this.tailCaughtUp(service)).then(() => this.ingest(service));
 		return this.pending;
@@ -268,6 +279,7 @@ export class HistoryRuntime {
 	/** `session_shutdown`: stop everything that runs in the background. */
 	stop(): void {
 		this.cancelSummaries();
+		this.running = false;
 		this.tail?.unsubscribe();
 		this.tail = undefined;
 		this.tailedFile = undefined;
@@ -306,6 +318,7 @@ export class HistoryRuntime {
 					this.readTail = read;
 				},
 				watchFrom,
+				holdWhile: () => this.running,
 				onError: (err) => this.problems.push(`live tail: ${err.message}`),
 			}),
 		);

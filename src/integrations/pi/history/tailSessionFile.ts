@@ -30,6 +30,13 @@ export interface TailOptions {
 	 * (`readNow`: every query and refresh asks) and once as the watcher is ready.
 	 */
 	readonly watchFrom?: Promise<unknown>;
+	/**
+	 * While this says so, a change the watcher reports is not read: the owner reads when it needs
+	 * the file's state (`readNow`). Pi's runtime holds the tail while an agent runs: its messages
+	 * are read once, when the run ends or a query asks, instead of at every message (in a 30 MB
+	 * session each read re-derived and re-projected the session, ≈ 60–90 ms of Pi's thread a message).
+	 */
+	readonly holdWhile?: () => boolean;
 }
 
 /**
@@ -115,10 +122,12 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 		// catches it.
 		let settle: NodeJS.Timeout | undefined;
 		const onPath = (changed: string) => {
-			if (changed !== path) return;
+			if (changed !== path || options.holdWhile?.()) return;
 			void schedule();
 			clearTimeout(settle);
-			settle = setTimeout(() => void schedule(), SETTLE_MS);
+			settle = setTimeout(() => {
+				if (!options.holdWhile?.()) void schedule();
+			}, SETTLE_MS);
 		};
 		const startWatching = () => {
 			if (closed) return;
