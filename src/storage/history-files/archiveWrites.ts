@@ -10,6 +10,7 @@ import type { SessionArchive } from "../../services/history/projections/archive.
 import type { ArchiveWritten } from "../../services/history/service/ports.ts";
 import { deepEqual } from "../../services/history/model/deepEqual.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
+import { loopTurn } from "../../services/history/service/timeSlice.ts";
 import { type ArchiveFileOptions, archivePath, historyDir, parseArchive, readArchiveFile } from "./archiveFiles.ts";
 import { ArchiveError } from "./archiveShape.ts";
 import { lockPathOf, withFileLock } from "./fileLock.ts";
@@ -186,7 +187,12 @@ async function readStoredForMerge(file: string, sessionId: string, written: Writ
 	const known = written?.known(file, stamp);
 	if (known) return known;
 	try {
-		return (await readArchiveFile(file, sessionId))?.archive;
+		const read = (await readArchiveFile(file, sessionId))?.archive;
+		// Reading and parsing a large archive takes tens of milliseconds, and merging and encoding it
+		// as many again: the event loop turns between them (Pi's input while a live write runs; the
+		// first one after Pi starts reads the archive another process wrote).
+		await loopTurn();
+		return read;
 	} catch (err) {
 		if (!(err instanceof ArchiveError) || err.code !== "damaged") throw err;
 		// Damaged beyond reading: keep its bytes for a person, write the new archive.

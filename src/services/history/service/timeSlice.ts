@@ -18,16 +18,22 @@ export class TimeSlice {
 
 	/**
 	 * `undefined` while the slice lasts (awaiting it costs a microtask); once it is used up, a
-	 * promise that resolves after a turn of the event loop (`setImmediate`: input, I/O callbacks
-	 * and timers run first), when a new slice starts.
+	 * promise that resolves after a whole turn of the event loop (`loopTurn`), when a new slice starts.
 	 */
 	pause(): Promise<void> | undefined {
 		if (performance.now() - this.started < this.budgetMs) return undefined;
-		return new Promise((resolve) =>
-			setImmediate(() => {
-				this.started = performance.now();
-				resolve();
-			}),
-		);
+		return loopTurn().then(() => {
+			this.started = performance.now();
+		});
 	}
+}
+
+/**
+ * Resolves after a whole turn of the event loop: timers, input and I/O callbacks run first. Two
+ * `setImmediate`s: work that began in an I/O callback (a file change, a key) is in the loop's poll
+ * phase, and one `setImmediate` from there runs in the same turn, before any timer or input (a
+ * 140 ms catch-up after an agent run stayed whole).
+ */
+export function loopTurn(): Promise<void> {
+	return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
