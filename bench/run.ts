@@ -287,13 +287,16 @@ function preparePi(root: string, sessionsDir: string, manifest: HistoryManifest,
  * first, then resumed in Pi with exchanges written to it. Made again at every call, so that the
  * exchanges of an earlier run are not in it.
  */
+/** Tool calls in the agent run made in the long current session (`PiParams.runSteps`). */
+const RUN_STEPS = 10;
+
 async function growingSession(
 	root: string,
 	sessionsDir: string,
 	queries: readonly string[],
 	options: BenchOptions,
 	pbot: (args: readonly string[]) => ProcessRun,
-): Promise<{ res: PiResult; bytes: number }> {
+): Promise<{ res: PiResult; bytes: number; without: PiResult }> {
 	const workspace = join(root, "workspace");
 	const sessionDir = join(root, "sessions");
 	const agentDir = join(root, "agent");
@@ -312,8 +315,29 @@ async function growingSession(
 	writeFileSync(file, Buffer.concat([Buffer.from(JSON.stringify(head)), bytes.subarray(nl)]));
 	const ingest = pbot(["ingest", "--workspace", workspace, "--sessions", sessionDir, "--json"]);
 	if (ingest.code !== 0) throw new Error(`\`ingest\` of the long session failed (${failure(ingest)})`);
-	const res = await child<PiResult>(options, "pi", { workspace, agentDir, sessionDir, queries, withExtension: true, reads: 0, current: file, exchanges: 5 });
-	return { res, bytes: bytes.length };
+	const res = await child<PiResult>(options, "pi", {
+		workspace,
+		agentDir,
+		sessionDir,
+		queries,
+		withExtension: true,
+		reads: 0,
+		current: file,
+		exchanges: 5,
+		runSteps: RUN_STEPS,
+	});
+	// The same agent run in Pi without pbot (the session file is the one just grown: a few lines more).
+	const without = await child<PiResult>(options, "pi", {
+		workspace,
+		agentDir,
+		sessionDir,
+		queries: [],
+		withExtension: false,
+		reads: 0,
+		current: file,
+		runSteps: RUN_STEPS,
+	});
+	return { res, bytes: bytes.length, without };
 }
 
 /**
@@ -730,13 +754,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		// A long session resumed as Pi's current one, growing: a workspace whose only session is a
 		// copy of the history's largest file (made again for each bench run, with its archive), then
 		// exchanges written to it, each followed by a search.
-		let growing: { res: PiResult; bytes: number } | undefined;
+		let growing: { res: PiResult; bytes: number; without: PiResult } | undefined;
 		if (errors.length === 0 && withExt.length > 0) {
 			try {
 				growing = await growingSession(work("pi-current"), sessionsDir, queries.slice(0, 5), options, pbot);
 				if (growing.res.errors.length > 0) errors.push(...growing.res.errors);
 				log(
-					`  a ${mb(growing.bytes)} current session: search after an exchange p50 ${ms(median(growing.res.afterExchangeMs))}, with nothing appended ${ms(median(growing.res.laterMs))}`,
+					`  a ${mb(growing.bytes)} current session: search after an exchange p50 ${ms(median(growing.res.afterExchangeMs))}, with nothing appended ${ms(median(growing.res.laterMs))}; an agent run of ${RUN_STEPS} tool calls ${ms(growing.res.runMs)} (without pbot ${ms(growing.without.runMs)}), loop held ${ms(growing.res.runHeldMs)}`,
 				);
 			} catch (err) {
 				errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
@@ -781,6 +805,25 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				target: "",
 				met: "—",
 			});
+		if (growing)
+			context.push(
+				{
+					measure: `inside Pi: an agent run of ${RUN_STEPS} tool calls in that ${mb(growing.bytes)} current session, from the prompt to pbot's catch-up after it (its messages read, archived, searchable)`,
+					baseline: `without pbot ${ms(growing.without.runMs)}`,
+					ours: ms(growing.res.runMs),
+					ratio: `+${ms(growing.res.runMs - growing.without.runMs)}`,
+					target: "",
+					met: "—",
+				},
+				{
+					measure: "inside Pi: event loop held at most (a key's wait) during that run and the catch-up",
+					baseline: `without pbot ${ms(growing.without.runHeldMs)}`,
+					ours: ms(growing.res.runHeldMs),
+					ratio: "",
+					target: "",
+					met: "—",
+				},
+			);
 		const rssWith = median(withExt.map((x) => x.rss));
 		const rssWithout = median(without.map((x) => x.rss));
 		const rssLabel = `Pi's RSS after the searches, with pbot, against the same Pi run without it (median of ${runs} each)`;

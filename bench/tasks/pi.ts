@@ -7,7 +7,8 @@
  * the first search answered, then every later query of the mix; then Pi's RSS. The same run
  * without the extension (another process) is the RSS baseline.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { peakRss } from "./wiring.ts";
 
@@ -28,6 +29,12 @@ export interface PiParams {
 	 */
 	readonly current?: string;
 	readonly exchanges?: number;
+	/**
+	 * Then an agent run (`session.prompt`, the faux model) of this many tool calls (`read` of a
+	 * small file) and an answer, timed from the prompt to the run's end and pbot's catch-up after
+	 * it (`runMs`, `runHeldMs`); without the extension, the same run is the baseline.
+	 */
+	readonly runSteps?: number;
 }
 
 export interface PiResult {
@@ -47,6 +54,10 @@ export interface PiResult {
 	 * ingest, any rebuild, the searches and reads).
 	 */
 	readonly heldMs: number;
+	/** The agent run (`PiParams.runSteps`): from the prompt to its end and pbot's work after it (ms); `NaN` without one. */
+	readonly runMs: number;
+	/** The longest the event loop was held during that run and after it (ms). */
+	readonly runHeldMs: number;
 	readonly hits: readonly number[];
 	readonly rss: number;
 	readonly heapUsed: number;
@@ -71,6 +82,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	);
 	// Only the run with the extension loads its modules.
 	const pbot = p.withExtension ? await import("../../src/integrations/pi/history/extension.ts") : undefined;
+	const runtime = p.withExtension ? new (await import("../../src/integrations/pi/history/runtime.ts")).HistoryRuntime() : undefined;
 	const faux = registerFauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
 	const authStorage = AuthStorage.inMemory();
 	authStorage.setRuntimeApiKey("faux", "bench-key");
@@ -84,7 +96,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		noPromptTemplates: true,
 		noThemes: true,
 		noContextFiles: true,
-		extensionFactories: pbot ? [pbot.createPbotHistory()] : [],
+		extensionFactories: pbot ? [pbot.createPbotHistory(runtime)] : [],
 	});
 	await loader.reload();
 	const loadErrors = loader.getExtensions().errors;
@@ -158,6 +170,7 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		}
 	}
 	held.disable();
+	const run = p.runSteps === undefined ? undefined : await agentRun(session, faux, p.workspace, p.runSteps, runtime);
 	const memory = process.memoryUsage();
 	const result: PiResult = {
 		withExtension: p.withExtension,
@@ -167,6 +180,8 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 		afterExchangeMs,
 		readMs,
 		heldMs: Math.max(0, held.max / 1e6 - HELD_RESOLUTION_MS),
+		runMs: run?.ms ?? Number.NaN,
+		runHeldMs: run?.heldMs ?? Number.NaN,
 		hits,
 		rss: memory.rss,
 		heapUsed: memory.heapUsed,
@@ -177,6 +192,35 @@ export async function piRun(p: PiParams): Promise<PiResult> {
 	session.dispose?.();
 	faux.unregister();
 	return result;
+}
+
+/**
+ * An agent run as Pi makes one: the prompt, `steps` tool calls (each an assistant message and a
+ * tool result appended to the session file) and the answer; then, with pbot, its catch-up after
+ * `agent_end` (the run's messages read, archived, searchable). Timed to the end of both.
+ */
+async function agentRun(
+	session: { prompt(text: string): Promise<void> },
+	faux: { setResponses(responses: unknown[]): void },
+	workspace: string,
+	steps: number,
+	runtime: { settled(): Promise<void> } | undefined,
+): Promise<{ ms: number; heldMs: number }> {
+	const { fauxAssistantMessage, fauxToolCall } = await import("@mariozechner/pi-ai");
+	writeFileSync(join(workspace, "bench-note.txt"), "A small file the faux model reads.\n");
+	await runtime?.settled();
+	faux.setResponses([
+		...Array.from({ length: steps }, () => fauxAssistantMessage([fauxToolCall("read", { path: "bench-note.txt" })], { stopReason: "toolUse" })),
+		fauxAssistantMessage("Read it; all is well."),
+	]);
+	const held = monitorEventLoopDelay({ resolution: HELD_RESOLUTION_MS });
+	held.enable();
+	const s = performance.now();
+	await session.prompt("Read bench-note.txt a few times, please.");
+	await runtime?.settled();
+	const ms = performance.now() - s;
+	held.disable();
+	return { ms, heldMs: Math.max(0, held.max / 1e6 - HELD_RESOLUTION_MS) };
 }
 
 /** Starts V8's sampling profiler when `file` is set; the function returned stops it and writes the profile there. */
