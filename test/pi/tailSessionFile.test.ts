@@ -1,10 +1,13 @@
-import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/projections/archive.ts";
 import { tailSessionFile } from "../../src/integrations/pi/history/tailSessionFile.ts";
+import { lastValueFrom, of, toArray } from "rxjs";
+import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeline.ts";
 import { fixtureArchive, fixtureBytes, texts } from "../helpers/fixtures.ts";
+import { generatedWorkspace } from "../helpers/workspace.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -48,6 +51,42 @@ describe("tailSessionFile", () => {
 		}
 		await waitFor(() => qaTexts(tail.state()).length === 72 && qaTexts(tail.state()).join() === expected.join(), "all 72 Q&A");
 		expect(Object.values(tail.state().sessions)[0]?.rejections.count).toBe(0);
+	});
+
+	it("reads a long file a chunk at a time, letting the event loop turn, and derives it once", async () => {
+		const made = await generatedWorkspace("pbot-tail-long-");
+		cleanups.push(() => rm(made.workspace, { recursive: true, force: true }));
+		const { name } = await made.write(811, { profile: "agent", targetBytes: 3_500_000, startMs: Date.UTC(2025, 6, 1) });
+		const file = join(made.sessions, name);
+		const bytes = await readFile(file);
+		expect(bytes.length).toBeGreaterThan(3 << 20); // several of the tail's 1 MB chunks
+		// The whole file through the replay pipeline in one piece: what the tail must end up with.
+		const replayed = (await lastValueFrom(of(new Uint8Array(bytes)).pipe(sessionPipeline({ mode: "replay" }), toArray()))).flat();
+		const expected = applyArchiveEvents(initialArchiveState(), replayed);
+		expect(Object.keys(Object.values(expected.sessions)[0]?.nodes ?? {}).length).toBeGreaterThan(10);
+
+		let turns = 0;
+		let reading = true;
+		const tick = () => {
+			if (!reading) return;
+			turns++;
+			setImmediate(tick);
+		};
+		setImmediate(tick);
+		let state: ArchiveState = initialArchiveState();
+		const batches: number[] = [];
+		const sub = tailSessionFile(file, { sliceMs: 0 }).subscribe((events) => {
+			batches.push(events.length);
+			state = applyArchiveEvents(state, events);
+		});
+		cleanups.push(() => sub.unsubscribe());
+		await waitFor(() => batches.length > 0, "the first events");
+		reading = false;
+		// Turns between the chunks (a slice of 0 ms pauses after each), and one derivation at the end.
+		expect(turns).toBeGreaterThanOrEqual(3);
+		await new Promise((r) => setTimeout(r, 200));
+		expect(batches).toHaveLength(1);
+		expect(state).toEqual(expected);
 	});
 
 	it("reads a rewritten (shorter) file again from the start", async () => {

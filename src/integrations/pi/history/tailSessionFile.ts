@@ -4,11 +4,20 @@ import { watch, type FSWatcher } from "chokidar";
 import { Observable, Subject, type Subscription } from "rxjs";
 import type { HistoryEvent } from "../../../services/history/model/events.ts";
 import { sessionPipeline } from "../../../services/history/ingest/sessionPipeline.ts";
+import { TimeSlice } from "../../../services/history/service/timeSlice.ts";
 
 /** Longer than chokidar's 50 ms throttle of 'change' events. */
 const SETTLE_MS = 80;
 /** Bytes of the file's start that identify it: a rewrite with other content shows here. */
 const HEAD_BYTES = 256;
+/**
+ * What is read at a time, into one buffer kept for the tail (the pipeline keeps no chunk). A long
+ * file (the whole of a resumed 30 MB session, as the tail starts) is fed a chunk at a time, the
+ * event loop turning between chunks, and derived once, after the last: read in one piece it held
+ * Pi's loop 300 ms, a third of that in page faults of a fresh 30 MB buffer.
+ */
+const CHUNK_BYTES = 1 << 20;
+const NOTHING = new Uint8Array(0);
 
 export interface TailOptions {
 	/** Session id from the file name, for a file whose header is not written yet. */
@@ -37,6 +46,8 @@ export interface TailOptions {
 	 * session each read re-derived and re-projected the session, ≈ 60–90 ms of Pi's thread a message).
 	 */
 	readonly holdWhile?: () => boolean;
+	/** How long a long read works before the event loop turns (`TimeSlice`; tests pass 0). */
+	readonly sliceMs?: number;
 }
 
 /**
@@ -59,12 +70,16 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 		let pipeline: Subscription | undefined;
 		let closed = false;
 		let pending: Promise<void> = Promise.resolve();
+		let chunk: Buffer | undefined;
+		/** A read is feeding its chunks and more are coming: the pipeline waits to derive. */
+		let feeding = false;
 
 		const restart = () => {
 			pipeline?.unsubscribe();
 			input = new Subject<Uint8Array>();
+			const fallback = options.fallbackSessionId ? { fallbackSessionId: options.fallbackSessionId } : {};
 			pipeline = input
-				.pipe(sessionPipeline({ mode: "live", ...(options.fallbackSessionId ? { fallbackSessionId: options.fallbackSessionId } : {}) }))
+				.pipe(sessionPipeline({ mode: "live", ...fallback, holdDerive: () => feeding }))
 				.subscribe({ next: (events) => subscriber.next(events), error: (err) => subscriber.error(err) });
 			offset = 0;
 			identity = undefined;
@@ -91,11 +106,15 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				if (rewritten || !input) restart();
 				// Keep the longest head seen: a tiny file's head grows with it.
 				identity = { ino: info.ino, head: identity && identity.head.length > head.length ? identity.head : head };
-				if (size > offset) {
-					const bytes = Buffer.alloc(size - offset);
-					const bytesRead = readSync(fd, bytes, 0, bytes.length, offset);
-					offset += bytesRead;
-					if (bytesRead > 0) input?.next(bytes.subarray(0, bytesRead));
+				const slice = new TimeSlice(options.sliceMs);
+				while (offset < size && !closed) {
+					chunk ??= Buffer.allocUnsafe(CHUNK_BYTES);
+					const got = readSync(fd, chunk, 0, Math.min(chunk.length, size - offset), offset);
+					if (got === 0) break; // cut short meanwhile: the next read sees how
+					offset += got;
+					feeding = offset < size;
+					input?.next(chunk.subarray(0, got));
+					if (feeding) await slice.pause();
 				}
 				return offset === size && !closed ? now : undefined;
 			} catch (err) {
@@ -103,6 +122,11 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 				return undefined;
 			} finally {
 				if (fd !== undefined) closeSync(fd);
+				// Whatever was fed is derived, even when the read stopped before its last chunk.
+				if (feeding) {
+					feeding = false;
+					input?.next(NOTHING);
+				}
 			}
 		};
 		// Reads never overlap: each change waits for the read before it.

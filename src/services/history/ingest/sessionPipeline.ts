@@ -1,4 +1,4 @@
-import { pipe, type OperatorFunction } from "rxjs";
+import { filter, pipe, type OperatorFunction } from "rxjs";
 import { buildEntryTree } from "./buildEntryTree.ts";
 import { dedupeEvents } from "./dedupeEvents.ts";
 import type { HistoryEvent } from "../model/events.ts";
@@ -20,6 +20,11 @@ export interface SessionPipelineOptions extends SplitLinesOptions {
 	readonly mode: "replay" | "live";
 	/** Session id to use when the file has no readable header (e.g. from its file name). */
 	readonly fallbackSessionId?: string;
+	/**
+	 * `live`: while this says so, chunks are taken into the entry tree but the session is not
+	 * derived (a reader feeding a long file a chunk at a time: it is derived once, after the last).
+	 */
+	readonly holdDerive?: () => boolean;
 }
 
 /**
@@ -36,7 +41,18 @@ export function sessionPipeline(options: SessionPipelineOptions): OperatorFuncti
 		reduceLevels(),
 		toHistoryEvents(),
 	);
-	if (options.mode === "live") return pipe(lines, buildEntryTree(), derive, dedupeEvents());
+	if (options.mode === "live") {
+		const hold = options.holdDerive;
+		return hold
+			? pipe(
+					lines,
+					buildEntryTree(),
+					filter(() => !hold()),
+					derive,
+					dedupeEvents(),
+				)
+			: pipe(lines, buildEntryTree(), derive, dedupeEvents());
+	}
 	// One derivation per file, not per chunk: the tree takes the batches as they come and gives one
 	// snapshot at the end, so the rest of the file is walked once.
 	return pipe(lines, buildEntryTree({ emit: "end" }), derive);
