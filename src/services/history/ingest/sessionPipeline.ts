@@ -41,18 +41,14 @@ export function sessionPipeline(options: SessionPipelineOptions): OperatorFuncti
 		reduceLevels(),
 		toHistoryEvents(),
 	);
-	if (options.mode === "live") {
-		const hold = options.holdDerive;
-		return hold
-			? pipe(
-					lines,
-					buildEntryTree(),
-					filter(() => !hold()),
-					derive,
-					dedupeEvents(),
-				)
-			: pipe(lines, buildEntryTree(), derive, dedupeEvents());
-	}
+	if (options.mode === "live")
+		return pipe(
+			lines,
+			buildEntryTree(),
+			filter(() => !options.holdDerive?.()),
+			derive,
+			dedupeEvents(),
+		);
 	// One derivation per file, not per chunk: the tree takes the batches as they come and gives one
 	// snapshot at the end, so the rest of the file is walked once.
 	return pipe(lines, buildEntryTree({ emit: "end" }), derive);
