@@ -12,7 +12,9 @@ describe("ArchiveCache", () => {
 		cache.put("b", "r1", archiveOf("b"));
 		expect(cache.get("a", "r2")).toBeUndefined();
 		expect(cache.get("a", undefined)).toBeUndefined();
-		expect(cache.get("a", "r1")?.view.nodes.has("a")).toBe(true); // a is now the most recent
+		const a = cache.get("a", "r1"); // a is now the most recent
+		expect(a?.view.nodes.has("a")).toBe(true);
+		expect(a?.view).toBe(a?.view); // made once, when first asked for
 		cache.put("c", "r1", archiveOf("c"));
 		expect(cache.size).toBe(2);
 		expect(cache.get("b", "r1")).toBeUndefined();
