@@ -28,7 +28,12 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 		read: (sessionId) => readArchiveCleaning(workspace, sessionId, options),
 		// Not an async function: one would keep its parameters (the whole archive) until the write
 		// lands, while `writeArchive` itself keeps only the bytes of a new one.
-		write: (archive, writeOptions) => writeArchive(workspace, archive, { ...options, ...(writeOptions?.deferDurability ? { deferDurability: true } : {}) }),
+		write: (archive, writeOptions) =>
+			writeArchive(workspace, archive, {
+				...options,
+				...(writeOptions?.deferDurability ? { deferDurability: true } : {}),
+				...(writeOptions?.jsonCache ? { jsonCache: writeOptions.jsonCache } : {}),
+			}),
 		sync: () => syncHistoryFolder(workspace),
 		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),

@@ -12,24 +12,18 @@ import { deepEqual } from "../../services/history/model/deepEqual.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import { loopTurn } from "../../services/history/service/timeSlice.ts";
 import { type ArchiveFileOptions, archivePath, historyDir, parseArchive, readArchiveFile } from "./archiveFiles.ts";
+import { type ArchiveJsonCache, archiveJsonBytes } from "./archiveJson.ts";
 import { ArchiveError } from "./archiveShape.ts";
 import { lockPathOf, withFileLock } from "./fileLock.ts";
 import { makePbotFolder } from "./paths.ts";
 import { stampOf, type WrittenArchives } from "./writtenArchives.ts";
-import {
-	createFileAtomic,
-	jsonBytes,
-	revisionOf,
-	syncFolder,
-	writeFileAtomic,
-	writeJsonAtomic,
-	type AtomicWriteOptions,
-	type CreateOutcome,
-} from "./writeJsonAtomic.ts";
+import { createFileAtomic, jsonBytes, revisionOf, syncFolder, writeFileAtomic, type AtomicWriteOptions, type CreateOutcome } from "./writeJsonAtomic.ts";
 
 export interface WriteArchiveOptions extends ArchiveFileOptions {
 	/** See `ArchiveWriteOptions.deferDurability`: durable at the next `syncHistoryFolder`. */
 	readonly deferDurability?: boolean;
+	/** See `ArchiveWriteOptions.jsonCache` (`archiveJsonBytes`). */
+	readonly jsonCache?: ArchiveJsonCache;
 }
 
 /**
@@ -52,7 +46,8 @@ export interface WriteArchiveOptions extends ArchiveFileOptions {
 export async function writeArchive(workspace: string, archive: SessionArchive, options: WriteArchiveOptions = {}): Promise<ArchiveWritten> {
 	const dir = historyDir(workspace);
 	const file = archivePath(workspace, archive.session.sessionId);
-	if (stampOf(file) === undefined && !withoutLinks.has(dir)) return createArchive(workspace, archive.session.sessionId, jsonBytes(archive), options);
+	if (stampOf(file) === undefined && !withoutLinks.has(dir))
+		return createArchive(workspace, archive.session.sessionId, archiveJsonBytes(archive, options.jsonCache), options);
 	return mergeArchive(workspace, archive, options);
 }
 
@@ -108,8 +103,8 @@ function mergeArchive(workspace: string, archive: SessionArchive, options: Write
 					const merged = stored ? mergeArchives(stored, archive) : archive;
 					if (!stored) {
 						// Made as a lock-free writer would make it; one that won meanwhile is merged with.
-						if ((await create(dir, file, jsonBytes(merged), atomic, true)) === "exists") continue;
-					} else if (!deepEqual(stored, merged)) await writeJsonAtomic(file, merged, atomic);
+						if ((await create(dir, file, archiveJsonBytes(merged, options.jsonCache), atomic, true)) === "exists") continue;
+					} else if (!deepEqual(stored, merged)) await writeFileAtomic(file, archiveJsonBytes(merged, options.jsonCache), atomic);
 					else revision = stampRevision(file);
 					options.written?.remember(file, merged);
 					return merged === archive || deepEqual(merged, archive) ? { revision } : { revision, archive: merged };

@@ -68,6 +68,8 @@ export class HistoryService {
 	 * each body once.
 	 */
 	private readonly liveDocs: DocBytesCache = new WeakMap();
+	/** Their records' JSON, for their archive writes (`ArchiveWriteOptions.jsonCache`). */
+	private readonly liveJson = new WeakMap<object, Uint8Array>();
 	private readonly liveSessions = new Set<string>();
 	/** What searches scan and the session list reads: per session, its folded text and facts. */
 	private readonly projection: TextProjection;
@@ -357,7 +359,10 @@ export class HistoryService {
 		// event loop may turn between them (Pi's input during a cold ingest).
 		await this.slice.pause();
 		try {
-			const written = await this.options.store.write(archive, durability === "deferred" ? { deferDurability: true } : {});
+			const written = await this.options.store.write(archive, {
+				...(durability === "deferred" ? { deferDurability: true } : {}),
+				...(this.liveSessions.has(sessionId) ? { jsonCache: this.liveJson } : {}),
+			});
 			this.archives.written(sessionId);
 			const stored = written?.archive ?? (kept ? archive : undefined);
 			if (written && stored) this.archiveCache.put(sessionId, written.revision, stored);

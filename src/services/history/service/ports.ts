@@ -110,6 +110,11 @@ export interface ArchiveWriteOptions {
 	 * per archive: each is a journal commit that stalls every other file creation meanwhile.
 	 */
 	readonly deferDurability?: boolean;
+	/**
+	 * Per Q&A or summary object, its JSON as UTF-8, kept across writes of a session written again
+	 * and again (the live one): its unchanged records are not encoded again. The store fills it.
+	 */
+	readonly jsonCache?: WeakMap<object, Uint8Array>;
 }
 
 /** One native session file, as the service may read it. */
