@@ -58,4 +58,28 @@ describe("a live update", () => {
 		const fresh = new HistoryService({ store: inner, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
 		expect((await fresh.search({ query: "overlay flamingo" })).total).toBe(1);
 	});
+
+	it("is found by a search asked for after it, even when a refresh was already queued before it", async () => {
+		const ws = await fixtureWorkspace(["steer-followup-abort"]);
+		cleanups.push(ws.workspace);
+		const service = new HistoryService({ store: memoryArchiveStore(), discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
+		await service.ingest();
+		await service.load();
+		const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
+		const model = Object.values(archive.nodes)[0] as QaNode;
+		const node: QaNode = {
+			...model,
+			id: "qa_liveOverlayTest000002",
+			parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the queued heron go?" }],
+		};
+		// Past the service's time slice: the update pauses (a turn of the loop) before its overlay.
+		await new Promise((r) => setTimeout(r, 25));
+		// Pi's order: a refresh queued (the end of a run) but not yet looking at the files, then the
+		// tail's events (a query reads the tail first), then the query's own refresh and scan.
+		const queued = service.refresh();
+		const applied = service.applyEvents([{ type: "QaObserved", node }]);
+		const found = await service.search({ query: "queued heron" });
+		expect(found.total).toBe(1);
+		await Promise.all([queued, applied]);
+	});
 });

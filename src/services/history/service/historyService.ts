@@ -332,6 +332,10 @@ export class HistoryService {
 	 * worker) and writes the archives they changed.
 	 */
 	async applyEvents(events: readonly HistoryEvent[]): Promise<void> {
+		// A refresh asked for from now on must come after these events, not join a run queued before
+		// them: a query in Pi reads the tail, then refreshes and scans, and a refresh that joined the
+		// earlier run let the scan pass the update still in its turn (a pause precedes its overlay).
+		this.undiscovered = undefined;
 		// The archives change in turn; the writes (queued per session) are waited for outside it, so
 		// a query need not wait for a live update's fsync to see it.
 		const writes = await this.serially(() => this.applyEventsNow(events));
