@@ -15,7 +15,9 @@ import {
 	sweepLeftovers,
 	writeArchive,
 	writeJsonAtomic,
+	workspaceArchiveStore,
 } from "../../src/storage/history-files/index.ts";
+import { stampOf, WrittenArchives } from "../../src/storage/history-files/writtenArchives.ts";
 import { fixtureArchive } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 
@@ -132,6 +134,35 @@ describe("writeArchive", () => {
 			expect(await readFile(file, "utf8")).toBe(text);
 		}
 		expect(await readdir(historyDir(workspace))).toEqual([`${base.session.sessionId}.json`]);
+	});
+});
+
+describe("a store that read an archive", () => {
+	it("merges its next write with what it read while the file is as read, and reads again once another writer replaced it", async () => {
+		const base = await fixtureArchive("many-qa-72");
+		expect(Object.keys(base.summaries).length).toBeGreaterThan(2);
+		const id = base.session.sessionId;
+		const file = archivePath(workspace, id);
+		await writeArchive(workspace, base);
+		const written = new WrittenArchives();
+		const store = workspaceArchiveStore(workspace, { written });
+		const read = (await store.read(id)) as SessionArchive;
+		expect(read).toEqual(base);
+		// What it read is what the file holds while the file keeps its stamp: a write merges with it.
+		expect(written.known(file, stampOf(file) as string)).toBe(read);
+		await store.write(withReady(read, 1, "by this process"));
+		expect((await readArchive(workspace, id))?.summaries[Object.keys(base.summaries)[1] as string]?.text).toBe("by this process");
+
+		// Another process replaces the file: the stamp no longer matches, and the next write reads it again.
+		const again = (await store.read(id)) as SessionArchive;
+		await writeJsonAtomic(file, withReady(again, 0, "by the other process"));
+		expect(written.known(file, stampOf(file) as string)).toBeUndefined();
+		await store.write(withReady(withReady(again, 1, "by this process"), 2, "and this"));
+		const texts = Object.values((await readArchive(workspace, id))?.summaries ?? {})
+			.filter((s) => s.status === "ready")
+			.map((s) => s.text)
+			.sort();
+		expect(texts).toEqual(["and this", "by the other process", "by this process"]);
 	});
 });
 

@@ -10,8 +10,8 @@ import { isValidId } from "../../services/history/model/ids.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder } from "./paths.ts";
-import type { WrittenArchives } from "./writtenArchives.ts";
-import { readRegularFile, readRegularText } from "./regularFile.ts";
+import { stampOfStats, type WrittenArchives } from "./writtenArchives.ts";
+import { readRegularFile, readRegularFileStamped, readRegularText } from "./regularFile.ts";
 import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
@@ -190,7 +190,11 @@ export async function dropLegacyFields(workspace: string, sessionId: string, opt
  */
 export async function readArchiveCleaning(workspace: string, sessionId: string, options: ArchiveFileOptions = {}): Promise<SessionArchive | undefined> {
 	const file = archivePath(workspace, sessionId);
-	const read = await readArchiveFile(file, sessionId);
-	if (read && read.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
-	return read?.archive;
+	const read = readRegularFileStamped(file);
+	if (!read) return undefined;
+	const parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+	if (parsed.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
+	// What was read, as of the descriptor it was read through: a write that finds the file so merges with it without reading it again.
+	else options.written?.rememberRead(file, parsed.archive, stampOfStats(read.stat));
+	return parsed.archive;
 }

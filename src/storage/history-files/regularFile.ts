@@ -100,6 +100,22 @@ export function readRegularFile(
 }
 
 /**
+ * A regular file's bytes, whole, and the `stat` (bigint: nanosecond times) of the descriptor they
+ * were read through, taken before the read, or `undefined` when there is none; anything else at
+ * the name is a `NotRegularFileError`. The stat describes the bytes read: a file replaced by
+ * rename meanwhile is another inode, one changed in place has other times.
+ */
+export function readRegularFileStamped(path: string): { readonly bytes: Buffer; readonly stat: BigIntStats } | undefined {
+	return withRegularFile(path, (fd, stat) => {
+		// Taken before the read: a change made in place while it reads shows as another stamp.
+		const stamped = fstatSync(fd, { bigint: true });
+		const bytes = Buffer.allocUnsafe(stat.size);
+		const got = fill(fd, bytes, 0, bytes.length, 0);
+		return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), stat: stamped };
+	});
+}
+
+/**
  * Reads `[offset, offset + length)` of a regular file a chunk at a time through `into` (one open,
  * so every chunk is of the same file even if it is replaced meanwhile), handing each chunk and
  * its file offset to `onChunk`, which must not keep it. `false` when there is no file or it ends
