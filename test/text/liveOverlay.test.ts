@@ -17,6 +17,13 @@ afterAll(async () => {
 	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
 });
 
+/** The first session held by `service`, and a new Q&A of it shaped like its first one, with `id` and `text`. */
+function newQaOf(service: HistoryService, id: string, text: string): { readonly archive: SessionArchive; readonly node: QaNode } {
+	const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
+	const model = Object.values(archive.nodes)[0] as QaNode;
+	return { archive, node: { ...model, id, parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text }] } };
+}
+
 describe("a live update", () => {
 	it("is found by search while its archive write waits, and after it lands", async () => {
 		const ws = await fixtureWorkspace(["steer-followup-abort", "fork-source"]);
@@ -35,13 +42,7 @@ describe("a live update", () => {
 		const service = new HistoryService({ store, discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
 		await service.ingest();
 		await service.load();
-		const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
-		const model = Object.values(archive.nodes)[0] as QaNode;
-		const node: QaNode = {
-			...model,
-			id: "qa_liveOverlayTest000001",
-			parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the overlay flamingo go?" }],
-		};
+		const { archive, node } = newQaOf(service, "qa_liveOverlayTest000001", "Where did the overlay flamingo go?");
 
 		const writesBefore = inner.writes;
 		hold = true;
@@ -65,13 +66,7 @@ describe("a live update", () => {
 		const service = new HistoryService({ store: memoryArchiveStore(), discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }) });
 		await service.ingest();
 		await service.load();
-		const archive = Object.values(service.archiveState().sessions)[0] as SessionArchive;
-		const model = Object.values(archive.nodes)[0] as QaNode;
-		const node: QaNode = {
-			...model,
-			id: "qa_liveOverlayTest000002",
-			parts: [{ ...(model.parts[0] as QaNode["parts"][number]), text: "Where did the queued heron go?" }],
-		};
+		const { node } = newQaOf(service, "qa_liveOverlayTest000002", "Where did the queued heron go?");
 		// Past the service's time slice: the update pauses (a turn of the loop) before its overlay.
 		await new Promise((r) => setTimeout(r, 25));
 		// Pi's order: a refresh queued (the end of a run) but not yet looking at the files, then the

@@ -195,6 +195,6 @@ export async function readArchiveCleaning(workspace: string, sessionId: string, 
 	const parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
 	if (parsed.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
 	// What was read, as of the descriptor it was read through: a write that finds the file so merges with it without reading it again.
-	else options.written?.rememberRead(file, parsed.archive, stampOfStats(read.stat));
+	else options.written?.remember(file, parsed.archive, stampOfStats(read.stat));
 	return parsed.archive;
 }

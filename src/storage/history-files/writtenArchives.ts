@@ -21,22 +21,18 @@ interface Written {
 export class WrittenArchives {
 	private readonly byFile = new Map<string, Written>();
 
-	/** Called holding the lock, right after writing: no other pbot writer can have replaced the file. */
-	remember(file: string, archive: SessionArchive): void {
-		const stamp = stampOf(file);
+	/**
+	 * What `file` holds now: `archive`, as of `stamp`. A writer calls it holding the lock, right
+	 * after writing (no other pbot writer can have replaced the file), and the file's stamp is taken
+	 * then. A reader passes the stamp of the very descriptor it read through (`readRegularFileStamped`):
+	 * archives are replaced by rename, never changed in place by pbot, so while the file keeps that
+	 * stamp it holds those bytes. (Pi's runtime reads the current session's archive to hold it, and
+	 * its first live write then merged with a second read and parse of the same file: ≈ 55 ms for a
+	 * 30 MB session's archive.)
+	 */
+	remember(file: string, archive: SessionArchive, stamp: string | undefined = stampOf(file)): void {
 		if (stamp) this.byFile.set(file, { stamp, archive: new WeakRef(archive) });
 		else this.byFile.delete(file);
-	}
-
-	/**
-	 * An archive this store read from `file`, with the stamp of the very descriptor it read (see
-	 * `readArchiveStamped`): archives are replaced by rename, never changed in place by pbot, so
-	 * while the file keeps that stamp it holds those bytes. Pi's runtime reads the current
-	 * session's archive to hold it, and its first live write then merged with a second read and
-	 * parse of the same file (≈ 55 ms for a 30 MB session's archive).
-	 */
-	rememberRead(file: string, archive: SessionArchive, stamp: string): void {
-		this.byFile.set(file, { stamp, archive: new WeakRef(archive) });
 	}
 
 	/** The archive last written to (or read from) `file`, if the file is still as it was then (`stamp`) and the archive is still in memory. */
