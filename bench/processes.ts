@@ -18,6 +18,10 @@ export interface ProcessRun {
 	readonly stderr: string;
 	/** Peak RSS in bytes (only for runs with `rss`). */
 	readonly peakRss?: number;
+	/** Killed at its time limit. */
+	readonly timedOut?: boolean;
+	/** The first run hung without a word and was killed; this is the second (see `runProcess`). */
+	readonly retried?: boolean;
 }
 
 export interface RunOptions {
@@ -25,8 +29,15 @@ export interface RunOptions {
 	readonly env?: Readonly<Record<string, string>>;
 	/** Measure peak RSS (a Node process only: the preload is passed as `--import`). */
 	readonly rss?: { readonly hook: string; readonly file: string };
+	/** Killed (SIGKILL) after this long; default `DEFAULT_TIMEOUT_MS`. */
 	readonly timeoutMs?: number;
 }
+
+/**
+ * No process runs longer than this unless its caller says: one that hangs is killed and counted as
+ * a failure with its reason, instead of the bench (and CI, whose smoke test runs it) waiting for ever.
+ */
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 const RSS_ENV = "PBOT_BENCH_MAXRSS_FILE";
 
@@ -44,8 +55,19 @@ export function writeRssHook(dir: string): string {
 	return file;
 }
 
-/** Runs `command args` to its end; stdout and stderr to pipes (kept, as text). */
+/**
+ * Runs `command args` to its end; stdout and stderr to pipes (kept, as text). A run killed at its
+ * time limit having printed nothing is run once more (`retried`): in CI a Node child loading its
+ * modules through tsx's loader thread once hung before running any of pbot's code, idle, for good.
+ * A process that hangs again is a failure.
+ */
 export function runProcess(command: string, args: readonly string[], options: RunOptions): ProcessRun {
+	const first = runOnce(command, args, options);
+	if (!first.timedOut || first.stdout !== "") return first;
+	return { ...runOnce(command, args, options), retried: true };
+}
+
+function runOnce(command: string, args: readonly string[], options: RunOptions): ProcessRun {
 	const rss = options.rss;
 	const fullArgs = rss ? ["--import", pathToFileURL(rss.hook).href, ...args] : [...args];
 	if (rss) rmSync(rss.file, { force: true });
@@ -57,8 +79,10 @@ export function runProcess(command: string, args: readonly string[], options: Ru
 		stdio: ["ignore", "pipe", "pipe"],
 		maxBuffer: 256 << 20,
 		encoding: "utf8",
-		...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+		timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		killSignal: "SIGKILL",
 	});
+	const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT";
 	const ms = performance.now() - started;
 	let peakRss: number | undefined;
 	if (rss && existsSync(rss.file)) peakRss = Number(readFileSync(rss.file, "utf8"));
@@ -69,6 +93,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
 		stdout: r.stdout ?? "",
 		stderr: r.error ? String(r.error.message) : (r.stderr ?? ""),
 		...(peakRss !== undefined && Number.isFinite(peakRss) ? { peakRss } : {}),
+		...(timedOut ? { timedOut } : {}),
 	};
 }
 

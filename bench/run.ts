@@ -170,7 +170,6 @@ interface SearchRunners {
 	readonly log: (line: string) => void;
 	/** When the warm-up run takes longer than this, only 3 queries are timed. */
 	readonly slowMs?: number;
-	readonly timeoutMs?: number;
 }
 
 /**
@@ -179,8 +178,7 @@ interface SearchRunners {
  */
 function searchVsRg(queries: readonly string[], workspace: string, dir: string, run: SearchRunners): SearchTimings {
 	const args = (q: string) => ["search", q, "--workspace", workspace, "--sessions", dir, "--json"];
-	const opts = run.timeoutMs ? { timeoutMs: run.timeoutMs } : {};
-	const warm = run.pbot(args("warm-up-the-cache"), opts);
+	const warm = run.pbot(args("warm-up-the-cache"));
 	if (run.rg) run.rgRun("warm-up-the-cache", dir);
 	if (warm.code !== 0) return { queries, ours: [], rg: [], hits: [], totals: new Map(), failed: failure(warm), failures: 1, slowest: [] };
 	const list = run.slowMs !== undefined && warm.ms > run.slowMs ? queries.slice(0, 3) : queries;
@@ -193,7 +191,7 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 	let failed: string | undefined;
 	let failures = 0;
 	for (const q of list) {
-		const r = run.pbot(args(q), opts);
+		const r = run.pbot(args(q));
 		if (r.code === 0) {
 			ours.push(r.ms);
 			hits.push(hitTotal(r.stdout));
@@ -435,13 +433,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	mkdirSync(agentDir, { recursive: true });
 	const rssHook = writeRssHook(work("hooks"));
 	const rssFile = work(join("hooks", "maxrss.txt"));
+	/** A CLI process of the small presets takes a second or two: one still running after this hung (see `runProcess`). */
+	const processTimeoutMs = preset.name === "tiny" || preset.name === "small" ? 120_000 : undefined;
 	/** `pbot-history <args>` as a person runs it: a new Node process, stdout to a pipe. */
-	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number } = {}): ProcessRun =>
-		runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], {
+	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number } = {}): ProcessRun => {
+		const timeoutMs = opts.timeoutMs ?? processTimeoutMs;
+		const run = runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], {
 			cwd: ROOT,
 			...(opts.rss ? { rss: { hook: rssHook, file: rssFile } } : {}),
-			...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+			...(timeoutMs ? { timeoutMs } : {}),
 		});
+		if (run.retried) log(`  \`pbot-history ${args[0]}\` hung without a word and was killed; run again: ${run.code === 0 ? "it ran" : "it failed too"}`);
+		return run;
+	};
 	const rg = ripgrep();
 	/** `rg -i -F -c <query> <dir>`: counts every matching line, as search counts every hit. */
 	const rgRun = (query: string, dir: string): ProcessRun => runProcess("rg", ["-i", "-F", "-c", "--", query, dir], { cwd: ROOT });
@@ -643,7 +647,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			// Context only: fewer queries below the large preset, and 3 when one search takes long.
 			const large = preset.name === "large";
 			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, large ? 12 : tiny ? 4 : 6, "queries-nodes");
-			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: large ? 60_000 : 3_000, timeoutMs: 600_000 });
+			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: large ? 60_000 : 3_000 });
 			const row = searchRow(measure, timed, rg.ok, "");
 			context.push({ ...row, met: "—" });
 			if (timed.ours.length > 0) notes.push(searchNote(`Search ${count(nodes)} nodes`, timed));
