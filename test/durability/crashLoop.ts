@@ -18,6 +18,7 @@ import { sessionPipeline } from "../../src/services/history/ingest/sessionPipeli
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
 import { finishSessionText, projectSessionText } from "../../src/services/history/projections/text/projectSessionText.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
+import { TextPack } from "../../src/services/history/projections/text/textPack.ts";
 import {
 	historyDir,
 	memoryArchiveStore,
@@ -131,7 +132,22 @@ async function readTexts(workspace: string): Promise<{ checked: number; torn: st
 			torn.push(`projection ${name}: ${(err as Error).message}`);
 		}
 	}
-	return { checked: files.length, torn, leftovers: names.filter((n) => !n.endsWith(".text")) };
+	// The pack, when there is one, is whole too (it is replaced by a rename).
+	if (names.includes("pack.cache")) {
+		const pack = await openPack(workspace);
+		if (pack) pack.close();
+		else torn.push("the text pack cannot be read");
+	}
+	return {
+		checked: files.length + (names.includes("pack.cache") ? 1 : 0),
+		torn,
+		leftovers: names.filter((n) => !n.endsWith(".text") && !n.endsWith(".cache")),
+	};
+}
+
+async function openPack(workspace: string): Promise<TextPack | undefined> {
+	const file = await workspaceTextStore(workspace).openPack?.();
+	return file && TextPack.open(file);
 }
 
 /** The archive a clean ingest of one native file gives (for telling a superseded open Q&A from a lost one). */
@@ -302,6 +318,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 		discovery: fileDiscovery({ workspace, sessionDirs: [natives] }),
 	}).sessions();
 	let projectionMatches = true;
+	const pack = await openPack(workspace);
+	if (!pack && options.mode === "ingest") {
+		projectionMatches = false;
+		problems.push("no text pack after the final ingest");
+	}
 	for (const [id, archive] of final.archives) {
 		const stat = statSync(join(historyDir(workspace), `${id}.json`));
 		const want = finishSessionText(projectSessionText(archive), revisionOf(stat));
@@ -310,7 +331,15 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 			projectionMatches = false;
 			problems.push(`final projection of ${id} does not match its archive`);
 		}
+		// What the pack holds of it at this revision is the same bytes, up to the end of its text.
+		const text = SessionText.parse(want, id, "whole");
+		const entry = pack?.entryFor(text);
+		if (entry && !pack?.read(entry, 0, entry.length)?.equals(want.subarray(0, text.scanBytes()))) {
+			projectionMatches = false;
+			problems.push(`the text pack's entry of ${id} does not match its archive`);
+		}
 	}
+	pack?.close();
 	const finalCount =
 		options.mode === "summarize"
 			? [...final.archives.values()].reduce((n, a) => n + Object.values(a.summaries).filter((s) => s.status === "ready").length, 0)

@@ -10,7 +10,18 @@ import { isTemporaryFile } from "./writeJsonAtomic.ts";
  * another host's), and any older than an hour. Returns how many were removed.
  */
 export async function sweepLeftovers(workspace: string): Promise<number> {
-	const dir = historyDir(workspace);
+	return sweepFolder(historyDir(workspace), (name) => isTemporaryFile(name) || (isLockLeftover(name) && !name.endsWith(".lock")));
+}
+
+/**
+ * Removes the temporary files of `file` (in its folder) that killed writers left, as
+ * `sweepLeftovers` does: what a large file's writer (the text pack) looks at before it writes.
+ */
+export async function sweepTemporaryFilesOf(dir: string, file: string): Promise<number> {
+	return sweepFolder(dir, (name) => name.startsWith(`.${file}.`) && isTemporaryFile(name));
+}
+
+async function sweepFolder(dir: string, isLeftover: (name: string) => boolean): Promise<number> {
 	let names: string[];
 	try {
 		names = await readdir(dir);
@@ -19,9 +30,7 @@ export async function sweepLeftovers(workspace: string): Promise<number> {
 	}
 	let removed = 0;
 	for (const name of names) {
-		const temp = isTemporaryFile(name);
-		const aside = !temp && isLockLeftover(name) && !name.endsWith(".lock");
-		if (!temp && !aside) continue;
+		if (!isLeftover(name)) continue;
 		const pid = Number(/\.(\d+)\.[0-9a-f]+\.(tmp|stale)$/.exec(name)?.[1]);
 		let age: number;
 		try {

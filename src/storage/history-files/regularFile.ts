@@ -135,12 +135,51 @@ export function readRegularFileChunks(path: string, offset: number, length: numb
 	return read === true;
 }
 
+/** A regular file held open for reads by range: many ranges, one open (the text pack). */
+export interface OpenRegularFile {
+	readonly size: number;
+	/** Reads `length` bytes at `offset` into `into` from its start; returns how many (fewer at the file's end). */
+	read(into: Buffer, offset: number, length: number): number;
+	close(): void;
+}
+
+/**
+ * Opens a regular file for reads by range (closed by `close`), or `undefined` when there is none;
+ * anything else at the name is a `NotRegularFileError`. Every read is of the file as opened, even
+ * if it is replaced meanwhile.
+ */
+export function openRegularFile(path: string): OpenRegularFile | undefined {
+	const opened = openForRead(path);
+	if (!opened) return undefined;
+	const { fd, stat } = opened;
+	let open = true;
+	return {
+		size: stat.size,
+		read: (into, offset, length) => fill(fd, into, 0, Math.min(length, into.length), offset),
+		close: () => {
+			if (open) closeSync(fd);
+			open = false;
+		},
+	};
+}
+
 /**
  * Opens a regular file read-only, never through a link and never waiting (`READ_FLAGS`), and
  * gives `use` its descriptor and `stat`, closing it after. `undefined` when there is nothing at
  * the name; anything but a regular file is a `NotRegularFileError`.
  */
 function withRegularFile<T>(path: string, use: (fd: number, stat: Stats) => T): T | undefined {
+	const opened = openForRead(path);
+	if (!opened) return undefined;
+	try {
+		return use(opened.fd, opened.stat);
+	} finally {
+		closeSync(opened.fd);
+	}
+}
+
+/** A regular file's descriptor (`READ_FLAGS`) and `stat`; `undefined` when nothing is at the name; else a `NotRegularFileError`. */
+function openForRead(path: string): { readonly fd: number; readonly stat: Stats } | undefined {
 	let fd: number;
 	try {
 		fd = openSync(path, READ_FLAGS);
@@ -153,9 +192,10 @@ function withRegularFile<T>(path: string, use: (fd: number, stat: Stats) => T): 
 	try {
 		const stat = fstatSync(fd);
 		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
-		return use(fd, stat);
-	} finally {
+		return { fd, stat };
+	} catch (err) {
 		closeSync(fd);
+		throw err;
 	}
 }
 

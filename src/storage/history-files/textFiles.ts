@@ -4,15 +4,18 @@ import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
+import { sweepTemporaryFilesOf } from "./leftovers.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { readRegularFile, readRegularFileChunks } from "./regularFile.ts";
-import { isTemporaryFile, replaceFileSync } from "./writeJsonAtomic.ts";
+import { openRegularFile, readRegularFile, readRegularFileChunks } from "./regularFile.ts";
+import { isTemporaryFile, replaceFileStreamed, replaceFileSync } from "./writeJsonAtomic.ts";
 
 /** The text projection's folder, relative to the workspace (beside `history/`). */
 export const TEXT_DIR = join(PBOT_DIR, "text");
 const SUFFIX = ".text";
 /** Every session's head in one file (a cache the projection checks entry by entry). */
 const HEADS_FILE = "heads.cache";
+/** Many sessions' projections in one file (a cache the projection checks entry by entry). */
+const PACK_FILE = "pack.cache";
 
 export function textDir(workspace: string): string {
 	return join(resolve(workspace), TEXT_DIR);
@@ -81,6 +84,16 @@ export function workspaceTextStore(workspace: string): TextStore {
 		writeHeads: async (bytes) => {
 			makePbotFolder(dirname(dir), dir);
 			replaceFileSync(join(dir, HEADS_FILE), bytes);
+		},
+		openPack: async () => {
+			checkPbotFolder(dirname(dir), dir);
+			return openRegularFile(join(dir, PACK_FILE));
+		},
+		writePack: async (fill) => {
+			makePbotFolder(dirname(dir), dir);
+			// A pack is as large as the text it holds: one a killed writer left is not left for long.
+			await sweepTemporaryFilesOf(dir, PACK_FILE);
+			await replaceFileStreamed(join(dir, PACK_FILE), fill);
 		},
 	};
 }

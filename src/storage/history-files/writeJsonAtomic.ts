@@ -182,6 +182,29 @@ async function fsyncFolder(dir: string): Promise<void> {
 }
 
 /**
+ * `replaceFileSync` for a file too large to hold in memory: `fill` hands its bytes to `append` a
+ * piece at a time (written at once, synchronously), and the file takes the name when `fill` is
+ * done. A failure, or a process killed meanwhile, leaves the old file (and, killed, a temporary
+ * file `isTemporaryFile` knows).
+ */
+export async function replaceFileStreamed(file: string, fill: (append: (bytes: Uint8Array) => void) => Promise<void>): Promise<void> {
+	const temp = temporaryName(file);
+	let renamed = false;
+	try {
+		const fd = openSync(temp, "wx", 0o644);
+		try {
+			await fill((bytes) => writeAll(fd, bytes));
+		} finally {
+			closeSync(fd);
+		}
+		renameSync(temp, file);
+		renamed = true;
+	} finally {
+		if (!renamed) rmSync(temp, { force: true });
+	}
+}
+
+/**
  * Writes `bytes` to a temporary file beside `file` and renames it over `file`, synchronously and
  * without a sync: for derived files (the text projection, its caches), where a write lost in a
  * power cut is noticed and made again, and a copy into the page cache costs less than a thread-pool
@@ -193,8 +216,7 @@ export function replaceFileSync(file: string, bytes: Uint8Array): void {
 	try {
 		const fd = openSync(temp, "wx", 0o644);
 		try {
-			let done = 0;
-			while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+			writeAll(fd, bytes);
 		} finally {
 			closeSync(fd);
 		}
@@ -203,4 +225,9 @@ export function replaceFileSync(file: string, bytes: Uint8Array): void {
 	} finally {
 		if (!renamed) rmSync(temp, { force: true });
 	}
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+	let done = 0;
+	while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }

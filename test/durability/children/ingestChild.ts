@@ -1,6 +1,6 @@
 /**
  * A pbot process that ingests a workspace's sessions once, for the crash test (killed at random
- * moments by its parent). Prints `ready` once loaded and `done` when finished. It imports no model
+ * moments by its parent), ending with a write of the text pack. Prints `ready` once loaded and `done` when finished. It imports no model
  * code, so it starts quickly.
  *   node --import tsx ingestChild.ts <workspace> <sessionsDir>
  */
@@ -14,6 +14,8 @@ const service = new HistoryService({
 	store: announcingStore(workspaceArchiveStore(workspace)),
 	text: workspaceTextStore(workspace),
 	discovery: fileDiscovery({ workspace, sessionDirs: [sessions] }),
+	// Packs at the end of every ingest (the default waits for 64 sessions changed): kills land in its writes too.
+	packAfter: 1,
 });
 await service.load();
 // The ingest pipeline is imported on the first file read (lazily, for queries): loaded here, so the

@@ -24,6 +24,8 @@ export interface WorkspaceHistoryOptions {
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
 	/** Told how far long work is (session files read, projection files made again). */
 	readonly progress?: ProgressListener;
+	/** Sessions the text pack may leave to their own files before an ingest or a warm-up packs again (default 64; tests: fewer). */
+	readonly packAfter?: number;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
@@ -46,6 +48,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
 		...(options.onMigration ? { onMigration: options.onMigration } : {}),
 		...(options.progress ? { progress: options.progress } : {}),
+		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
 	});
 }
 
@@ -60,6 +63,7 @@ export interface CreateWorkspaceHistoryOptions {
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
 	/** Told how far long work is (files read, projection files made again): Pi's footer shows it. */
 	readonly progress?: ProgressListener;
+	readonly packAfter?: number;
 }
 
 /**
@@ -80,5 +84,6 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		checkpoints: workspaceCheckpointStore(workspace),
 		text: workspaceTextStore(workspace),
 		...(options.progress ? { progress: options.progress } : {}),
+		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
 	});
 }

@@ -33,6 +33,8 @@ export interface HistoryServiceOptions {
 	readonly maxLineBytes?: number;
 	/** Told how far a long piece of work is: session files read by an ingest, projection files made again. */
 	readonly progress?: ProgressListener;
+	/** Sessions the text pack may leave to their own files before an ingest or a warm-up packs again (default 64). */
+	readonly packAfter?: number;
 }
 
 /** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
@@ -96,6 +98,7 @@ export class HistoryService {
 			warn,
 			unreadable,
 			...(options.progress ? { progress: (done: number, total: number) => options.progress?.("search text", done, total) } : {}),
+			...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
 		});
 		this.slice = new TimeSlice();
 		this.writer = new SessionWriter({
@@ -185,7 +188,7 @@ export class HistoryService {
 	 * its first keep them).
 	 */
 	async warm(): Promise<void> {
-		await this.projection.catchUp();
+		await this.projection.catchUp(undefined, undefined, { pack: true });
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */
@@ -231,7 +234,7 @@ export class HistoryService {
 	 */
 	private async checked(report: IngestReport, skipUnchanged: boolean): Promise<IngestReport> {
 		// Fresh: every archive's own `stat`, not the folder's (one cut short in place by hand shows only there).
-		await this.projection.catchUp(undefined, undefined, { fresh: true });
+		await this.projection.catchUp(undefined, undefined, { fresh: true, pack: true });
 		return this.repairs.afterCheck(report, this.warnings.splice(0), () => this.ingestSources(skipUnchanged));
 	}
 

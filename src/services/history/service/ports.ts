@@ -100,6 +100,23 @@ export interface TextStore {
 	 */
 	readHeads?(options?: TextReadOptions): Promise<Buffer | undefined>;
 	writeHeads?(bytes: Uint8Array): Promise<void>;
+	/**
+	 * The pack: one file holding many sessions' projections (up to the end of their text) back to
+	 * back, which a search reads instead of opening a file per session (`textPack.ts` says what is
+	 * in it; the projection checks each entry's revision). Optional; a cache. `undefined` when there
+	 * is none.
+	 */
+	openPack?(): Promise<StoredFileReader | undefined>;
+	/** Replaces the pack atomically with the bytes `fill` hands to `append`, a piece at a time. */
+	writePack?(fill: (append: (bytes: Uint8Array) => void) => Promise<void>): Promise<void>;
+}
+
+/** A stored file held open for reads by range (the text pack). */
+export interface StoredFileReader {
+	readonly size: number;
+	/** Reads `length` bytes at `offset` into `into` from its start; returns how many (fewer at the file's end). */
+	read(into: Buffer, offset: number, length: number): number;
+	close(): void;
 }
 
 export interface ArchiveWriteOptions {

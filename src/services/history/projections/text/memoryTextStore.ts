@@ -1,11 +1,13 @@
 import type { TextReadOptions, TextStore } from "../../service/ports.ts";
 
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
-export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {
+export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer>; readonly pack: () => Buffer | undefined } {
 	const files = new Map<string, Buffer>();
 	let heads: Buffer | undefined;
+	let pack: Buffer | undefined;
 	return {
 		files,
+		pack: () => pack,
 		list: async () => [...files.keys()],
 		read: async (sessionId, options) => readPart(files.get(sessionId), options),
 		readChunks: async (sessionId, { offset, length }, into, onChunk) => {
@@ -28,6 +30,20 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		readHeads: async (options) => readPart(heads, options),
 		writeHeads: async (bytes) => {
 			heads = Buffer.from(bytes);
+		},
+		openPack: async () => {
+			const bytes = pack;
+			if (bytes === undefined) return undefined;
+			return {
+				size: bytes.length,
+				read: (into, offset, length) => bytes.copy(into, 0, Math.min(offset, bytes.length), Math.min(bytes.length, offset + length)),
+				close: () => undefined,
+			};
+		},
+		writePack: async (fill) => {
+			const pieces: Buffer[] = [];
+			await fill((bytes) => pieces.push(Buffer.from(bytes)));
+			pack = Buffer.concat(pieces);
 		},
 	};
 }

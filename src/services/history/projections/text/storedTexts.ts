@@ -2,6 +2,7 @@ import type { TextStore } from "../../service/ports.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
+import { TextPack } from "./textPack.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;
@@ -64,10 +65,14 @@ export class StoredTexts {
 	 * (then it is read again whole). The same revision means the same archive, and so the same
 	 * projection bytes, whichever process wrote them.
 	 */
-	async body(head: SessionText): Promise<SessionText | undefined> {
+	async body(head: SessionText, pack?: TextPack): Promise<SessionText | undefined> {
 		const length = head.scanBytes() - head.headBytes();
 		try {
-			const bytes = await this.texts.read(head.sessionId, { offset: head.headBytes(), length, into: this.buffer(length) });
+			const entry = pack?.entryFor(head);
+			const into = this.buffer(length);
+			const bytes = entry
+				? pack?.read(entry, head.headBytes(), length, into)
+				: await this.texts.read(head.sessionId, { offset: head.headBytes(), length, into });
 			return bytes && bytes.length === length ? head.withBody(bytes) : undefined;
 		} catch {
 			return undefined;
@@ -80,9 +85,9 @@ export class StoredTexts {
 	 * table and ids, meta and text pass through reused buffers (a hit copies what it needs out of
 	 * them; a process that searches again keeps the head, `TextProjection.hold`). The file must still be the one the header
 	 * describes (the same header line: the same revision, so the same bytes); else, or when it is
-	 * gone or cut short, `undefined`.
+	 * gone or cut short, `undefined`. Read from `pack` when it holds the session at that revision.
 	 */
-	async searchFile(header: SessionText, needle: Uint8Array): Promise<SessionText | undefined> {
+	async searchFile(header: SessionText, needle: Uint8Array, pack?: TextPack): Promise<SessionText | undefined> {
 		const line = header.bytes.subarray(0, header.headerBytes());
 		const headBytes = header.headBytes();
 		const scanBytes = header.scanBytes();
@@ -93,7 +98,9 @@ export class StoredTexts {
 		let rows: SessionText | undefined;
 		let matcher: ChunkMatcher | undefined;
 		try {
-			const read = await this.texts.readChunks(header.sessionId, { offset: 0, length: scanBytes }, chunk, (bytes, at) => {
+			const entry = pack?.entryFor(header);
+			const range = { offset: 0, length: scanBytes };
+			const onChunk = (bytes: Buffer, at: number) => {
 				if (at < line.length) {
 					const n = Math.min(bytes.length, line.length - at);
 					if (!bytes.subarray(0, n).equals(line.subarray(at, at + n))) throw new SessionTextError("another revision");
@@ -110,13 +117,20 @@ export class StoredTexts {
 					const from = Math.max(at, header.textAt);
 					matcher.feed(bytes.subarray(from - at), from - header.textAt, end === scanBytes);
 				}
-			});
+			};
+			const read = entry ? pack?.readChunks(entry, range, chunk, onChunk) : await this.texts.readChunks(header.sessionId, range, chunk, onChunk);
 			if (!read) return undefined;
 			rows ??= header.as(head.subarray(0, headBytes), "head");
 			return rows.withMatches(needle, matcher?.rows ?? [], meta.subarray(0, metaLength));
 		} catch {
 			return undefined;
 		}
+	}
+
+	/** The pack (`textPack.ts`), open until its `close`; `undefined` when there is none or it cannot be used. */
+	async openPack(): Promise<TextPack | undefined> {
+		const file = await this.texts.openPack?.().catch(() => undefined);
+		return file && TextPack.open(file);
 	}
 
 	/** The sessions of the heads file that may hold a node id, their header lines parsed (`headsHolding`). */

@@ -6,9 +6,17 @@ import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
+import type { TextPack } from "./textPack.ts";
+import { writeTextPack } from "./writeTextPack.ts";
 
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
 const MAX_PENDING_WRITES = 16;
+/**
+ * Sessions a pack may leave to their own files before a catch-up that packs makes a new one: each
+ * costs a search an open, a `stat` and a close (≈ 30 µs here), a new pack a copy of every
+ * session's text. So a pack is made again after many sessions changed, not after each exchange.
+ */
+const PACK_AFTER = 64;
 
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
@@ -21,6 +29,8 @@ export interface TextProjectionOptions {
 	readonly progress?: (done: number, total: number) => void;
 	/** How long a catch-up works before the event loop may turn (`TimeSlice`; 0: between every two sessions). */
 	readonly sliceMs?: number;
+	/** Sessions the pack may not hold before a catch-up asked to pack makes a new one (default 64; tests: fewer). */
+	readonly packAfter?: number;
 }
 
 /**
@@ -57,6 +67,12 @@ export class TextProjection {
 	private readonly slab = new Slab();
 	/** The projection files, read through one reused buffer. */
 	private readonly stored: StoredTexts;
+	/**
+	 * Sessions whose projection file this search found to be of the revision held (`slice`): a
+	 * search may read sessions from the pack, and the file is then checked before a shown hit's
+	 * bytes are taken from it.
+	 */
+	private readonly checkedFiles = new Set<string>();
 	/** Whether this process read the heads file (a catch-up does once; until then only sessions `read` looked at are held). */
 	private headsFileRead = false;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
@@ -73,8 +89,19 @@ export class TextProjection {
 	 * next session, so `visit` keeps nothing of it but the `head` it is given (held after the scan).
 	 * With `only`, just that session is visited. Sessions come in id order.
 	 */
-	catchUp(visit?: (text: SessionText, head: SessionText) => void, only?: string, options: { readonly fresh?: boolean } = {}): Promise<void> {
-		return this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true));
+	catchUp(
+		visit?: (text: SessionText, head: SessionText) => void,
+		only?: string,
+		options: {
+			readonly fresh?: boolean;
+			/**
+			 * Then packs the projection (`textPack.ts`) when the pack leaves many sessions out: an
+			 * ingest's and Pi's warm-up do, so that searches after them read one file.
+			 */
+			readonly pack?: boolean;
+		} = {},
+	): Promise<void> {
+		return this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true, undefined, options.pack === true));
 	}
 
 	/**
@@ -86,6 +113,7 @@ export class TextProjection {
 	 */
 	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>, needle?: Uint8Array): Promise<T> {
 		return this.inTurn(async () => {
+			this.checkedFiles.clear();
 			await this.catchUpNow(visit, only, false, needle);
 			this.searches++;
 			return after();
@@ -154,12 +182,38 @@ export class TextProjection {
 	 * head's ranges), or `undefined` when the file changed since its head was read (then the
 	 * bytes would be another revision's). The head may be one no longer held (a fuller one of the
 	 * same revision replaced it): the same revision means the same bytes.
+	 *
+	 * A search may have read the session from the pack, never opening its file: so the file's
+	 * header line is checked (once per search) before its bytes are taken, and a file missing or
+	 * damaged while its archive is still of the head's revision is made again from the archive.
 	 */
 	async slice(head: SessionText, [start, end]: [number, number]): Promise<Buffer | undefined> {
 		if (head.bytes.length === head.end) return head.bytes.subarray(start, end); // whole in memory (an overlay)
 		if (this.heads.get(head.sessionId)?.revision !== head.revision) return undefined;
-		const bytes = await this.options.texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
+		const { texts } = this.options;
+		if (!this.checkedFiles.has(head.sessionId)) {
+			const line = head.bytes.subarray(0, head.headerBytes());
+			const stored = await texts.read(head.sessionId, { length: line.length }).catch(() => null);
+			if (stored?.equals(line)) this.checkedFiles.add(head.sessionId);
+			else return (await this.remade(head, stored === undefined ? "missing" : "damaged"))?.bytes.subarray(start, end);
+		}
+		const bytes = await texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
 		return bytes && bytes.length === end - start ? bytes : undefined;
+	}
+
+	/**
+	 * A session's projection file made again from its archive, and returned when that is still of
+	 * `head`'s revision (the file was missing or damaged: said in a warning). `undefined` when the
+	 * archive changed since the scan (its hits are not shown; the next catch-up takes the change).
+	 */
+	private async remade(head: SessionText, why: "missing" | "damaged"): Promise<SessionText | undefined> {
+		const writes: Promise<void>[] = [];
+		const text = await this.rebuild(head.sessionId, writes);
+		await Promise.all(writes);
+		if (text?.revision !== head.revision) return undefined;
+		this.options.warn(`search text rebuilt from the archives (1 ${why})`);
+		this.checkedFiles.add(head.sessionId);
+		return text;
 	}
 
 	/**
@@ -221,6 +275,43 @@ export class TextProjection {
 		only: string | undefined,
 		fresh = false,
 		needle?: Uint8Array,
+		packing = false,
+	): Promise<void> {
+		// A scan of every session reads those the pack holds from it (one open); a catch-up that may
+		// pack looks at what it holds.
+		const pack = (visit !== undefined && only === undefined) || packing ? await this.stored.openPack() : undefined;
+		try {
+			await this.catchUpWith(visit, only, fresh, needle, pack);
+			if (packing) await this.packIfBehind(pack);
+		} finally {
+			pack?.close();
+		}
+	}
+
+	/**
+	 * Writes a new pack when the one there (`pack`) leaves `packAfter` sessions or more to their
+	 * own files. Only for stores that report archive revisions: a pack entry is trusted by its
+	 * revision, and a revision counted by one process means nothing to another.
+	 */
+	private async packIfBehind(pack: TextPack | undefined): Promise<void> {
+		if (!this.options.texts.writePack || !this.options.archives.revisions) return;
+		const heads = [...this.heads.values()];
+		const missing = pack ? pack.missing(heads) : heads.length;
+		if (missing < (this.options.packAfter ?? PACK_AFTER) || missing === 0) return;
+		try {
+			await writeTextPack(this.options.texts, heads, pack, () => this.timeSlice.pause());
+		} catch (err) {
+			// A cache: searches read every session's own file meanwhile.
+			this.options.warn(`search text pack: ${(err as Error).message}`);
+		}
+	}
+
+	private async catchUpWith(
+		visit: ((text: SessionText, head: SessionText) => void) | undefined,
+		only: string | undefined,
+		fresh: boolean,
+		needle: Uint8Array | undefined,
+		pack: TextPack | undefined,
 	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
@@ -260,7 +351,7 @@ export class TextProjection {
 			if (head !== undefined && visited && head.hasRows) {
 				// (Whole, not in chunks: in a process that keeps heads, the reused buffer is already in
 				// memory and one read per session measured faster than chunks.)
-				const body = await this.stored.body(head);
+				const body = await this.stored.body(head, pack);
 				if (body) {
 					visit(body, head);
 					continue;
@@ -269,7 +360,7 @@ export class TextProjection {
 			}
 			// A head known by its header line only (a new process's search): its file searched from the start.
 			if (head !== undefined && visited && needle) {
-				const searched = await this.stored.searchFile(head, needle);
+				const searched = await this.stored.searchFile(head, needle, pack);
 				if (searched) {
 					// A hit copies what it needs out of the rows: a one-shot search keeps no head.
 					visit(searched, this.searches > 0 ? this.hold(searched, true) : head);

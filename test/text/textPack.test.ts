@@ -1,0 +1,224 @@
+/**
+ * The text pack: many sessions' projections in one file, which a search reads instead of opening
+ * a file per session. A cache: an entry is read only for its session's revision, so whatever the
+ * pack holds (every session, some, a damaged file) a search answers as the archives say; and a
+ * shown hit whose session's own file went missing or was damaged is shown all the same.
+ */
+import { appendFile, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
+import { SEPARATOR } from "../../src/services/history/projections/text/sessionTextFormat.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
+import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
+import { textDir, workspaceTextStore } from "../../src/storage/history-files/index.ts";
+import { jsonl, reply, user } from "../helpers/entries.ts";
+import { fixtureIndex, fixtureWorkspace } from "../query/helpers.ts";
+
+const cleanups: string[] = [];
+afterAll(async () => {
+	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+});
+
+const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
+const PROBES: SearchParams[] = [
+	{ query: "the", limit: 50 },
+	{ query: "version" },
+	{ query: "README", limit: 5, offset: 2 },
+	{ query: "é" },
+	{ query: "的" },
+	{ query: "hello", limit: 0 },
+];
+
+/** A fixture workspace ingested by a service that packs after `packAfter` sessions left out; `open` makes another (a new process). */
+async function setup(packAfter = 1) {
+	const ws = await fixtureWorkspace(KEYS);
+	cleanups.push(ws.workspace);
+	const open = (): HistoryService =>
+		openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false, packAfter });
+	await open().ingest();
+	return { ...ws, open, pack: join(textDir(ws.workspace), "pack.cache") };
+}
+
+/** What the archives on disk say, by a plain scan of them all. */
+async function expected(open: () => HistoryService, params: SearchParams): Promise<unknown> {
+	const reference = open();
+	await reference.load();
+	return searchHistory(reference.getView(), params);
+}
+
+async function answers(service: HistoryService): Promise<unknown[]> {
+	const out: unknown[] = [];
+	for (const params of PROBES) out.push(await service.search(params));
+	return out;
+}
+
+async function archivedAnswers(open: () => HistoryService): Promise<unknown[]> {
+	const out: unknown[] = [];
+	for (const params of PROBES) out.push(await expected(open, params));
+	return out;
+}
+
+/** The sessions of an answer's hits, in order. */
+function sessionsOf(answer: unknown): string[] {
+	const { groups } = answer as { groups: { hits: { sessionId: string }[] }[] };
+	return [...new Set(groups.flatMap((g) => g.hits.map((h) => h.sessionId)))];
+}
+
+/** Session ids with a projection file. */
+async function projected(workspace: string): Promise<string[]> {
+	return (await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).map((n) => n.slice(0, -".text".length));
+}
+
+/**
+ * Overwrites the folded text of these sessions' projection files with `q`s, every length kept: a
+ * search that reads these files finds none of their words there, one that reads the pack does.
+ */
+async function blankFoldedText(workspace: string, ids: readonly string[]): Promise<void> {
+	for (const id of ids) {
+		const file = join(textDir(workspace), `${id}.text`);
+		const bytes = await readFile(file);
+		const text = SessionText.parse(bytes, id, "whole");
+		for (let at = text.textAt; at < text.originalAt; at++) if (bytes[at] !== SEPARATOR) bytes[at] = 0x71;
+		await writeFile(file, bytes);
+	}
+}
+
+/** Overwrites the folded text of every session in the pack with `q`s (lengths kept), as `blankFoldedText` does to files. */
+async function blankPackedText(pack: string): Promise<void> {
+	const bytes = await readFile(pack);
+	const end = bytes.readUIntLE(bytes.length - 8, 6);
+	const { entries } = JSON.parse(bytes.subarray(end, bytes.length - 16).toString("utf8")) as { entries: [string, string, number, number][] };
+	expect(entries.length).toBeGreaterThan(5);
+	for (const [id, , offset, length] of entries) {
+		const text = SessionText.parse(Buffer.from(bytes.subarray(offset, offset + length)), id, "text");
+		for (let at = offset + text.textAt; at < offset + length; at++) if (bytes[at] !== SEPARATOR) bytes[at] = 0x71;
+	}
+	await writeFile(pack, bytes);
+}
+
+/** Appends a new exchange to a session file: its session changes. */
+async function grow(sessions: string, nth: number, words: string): Promise<void> {
+	const name = (await readdir(sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_")).sort()[nth] as string;
+	const lastId = (JSON.parse((await readFile(join(sessions, name), "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+	await appendFile(join(sessions, name), jsonl([user(`pk-u${nth}`, lastId, `What about ${words}?`), reply(`pk-a${nth}`, `pk-u${nth}`, "It stays as it is.")]));
+}
+
+describe("the text pack", () => {
+	it("is written by an ingest, and a new process's searches read every session from it, answering as the archives do", async () => {
+		const { workspace, open, pack } = await setup();
+		expect((await stat(pack)).size).toBeGreaterThan(0);
+		const want = await archivedAnswers(open);
+		await blankFoldedText(workspace, await projected(workspace));
+		const service = open();
+		expect(await answers(service)).toEqual(want);
+		// Again in the same process (Pi's later searches: the heads held, each body read from the pack).
+		expect(await answers(service)).toEqual(want);
+		expect(service.takeWarnings()).toEqual([]);
+		// What the same search finds in those files without the pack: nothing.
+		await rm(pack);
+		expect((await open().search({ query: "the", limit: 50 })).total).toBe(0);
+	});
+
+	it("leaves a session changed since it was made to its own file, and is made again once enough have changed", async () => {
+		const { workspace, sessions, open, pack } = await setup(2);
+		const packed = await readFile(pack);
+		await grow(sessions, 0, "the pelican-in-the-pack");
+		await open().ingest();
+		// One session left out: fewer than two, so the pack stays as it was.
+		expect(await readFile(pack)).toEqual(packed);
+		const want = await archivedAnswers(open);
+		const changed = await open().search({ query: "pelican-in-the-pack" });
+		expect(changed.total).toBe(1);
+		const changedId = sessionsOf(changed)[0] as string;
+		// Only the changed session's file is read: the others' are blanked, and their answers still hold.
+		await blankFoldedText(
+			workspace,
+			(await projected(workspace)).filter((id) => id !== changedId),
+		);
+		expect(await answers(open())).toEqual(want);
+
+		// A second change: two left out, and the next ingest packs again (both copied from their files).
+		await grow(sessions, 1, "the heron-in-the-pack");
+		await open().ingest();
+		expect(await readFile(pack)).not.toEqual(packed);
+		const wantNow = await archivedAnswers(open);
+		await blankFoldedText(workspace, await projected(workspace));
+		expect(await answers(open())).toEqual(wantNow);
+		expect((await open().search({ query: "heron-in-the-pack" })).total).toBe(1);
+		expect((await open().search({ query: "pelican-in-the-pack" })).total).toBe(1);
+	});
+
+	it("is not read when it is damaged, cut short or of another version, and the next ingest writes it again", async () => {
+		const damage: Record<string, (pack: string) => Promise<void>> = {
+			"cut short": async (pack) => truncate(pack, Math.floor((await stat(pack)).size / 2)),
+			"not a pack": async (pack) => writeFile(pack, "not a pack at all, but long enough to have a footer"),
+			"another projection version": async (pack) => {
+				const bytes = await readFile(pack);
+				const at = bytes.lastIndexOf('"textVersion":');
+				bytes[at + '"textVersion":'.length] = 0x39; // 9
+				await writeFile(pack, bytes);
+			},
+			"an index that does not start where the footer says": async (pack) => {
+				const bytes = await readFile(pack);
+				const footer = bytes.length - 16;
+				bytes.writeUIntLE(bytes.readUIntLE(footer + 8, 6) - 1, footer + 8, 6);
+				await writeFile(pack, bytes);
+			},
+		};
+		for (const [what, spoil] of Object.entries(damage)) {
+			const { workspace, open, pack } = await setup();
+			const want = await archivedAnswers(open);
+			// Its text blanked first: a search that read this pack would miss hits.
+			await blankPackedText(pack);
+			await spoil(pack);
+			const service = open();
+			expect(await answers(service), what).toEqual(want);
+			expect(service.takeWarnings(), what).toEqual([]);
+			await open().ingest();
+			await blankFoldedText(workspace, await projected(workspace));
+			expect(await answers(open()), `${what}, written again`).toEqual(want);
+		}
+	});
+
+	it("shows the hits of a session whose own file went missing or was damaged, making it again from its archive", async () => {
+		const { workspace, open } = await setup();
+		const params: SearchParams = { query: "the", limit: 50 };
+		const want = await expected(open, params);
+		const [first, second] = sessionsOf(want) as [string, string];
+		expect(second).toBeDefined();
+		await rm(join(textDir(workspace), `${first}.text`));
+		await truncate(join(textDir(workspace), `${second}.text`), 40);
+		const service = open();
+		expect(await service.search(params)).toEqual(want);
+		expect(service.takeWarnings().join("\n")).toMatch(
+			/rebuilt from the archives \(1 missing\)[\s\S]*rebuilt from the archives \(1 damaged\)|\(1 damaged\)[\s\S]*\(1 missing\)/,
+		);
+		// Whole again on disk.
+		for (const id of [first, second]) expect(SessionText.parse(await readFile(join(textDir(workspace), `${id}.text`)), id, "whole").sessionId).toBe(id);
+	});
+
+	it("is replaced atomically: a write that fails leaves the pack as it was, and one a killed writer left is removed", async () => {
+		const { workspace, open, pack } = await setup();
+		const before = await readFile(pack);
+		const store = workspaceTextStore(workspace);
+		await expect(
+			store.writePack?.(async (append) => {
+				append(Buffer.from("the first bytes of a pack"));
+				throw new Error("the disk is full");
+			}),
+		).rejects.toThrow("the disk is full");
+		expect(await readFile(pack)).toEqual(before);
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+
+		// A writer killed while writing (its process gone, its file older than 10 s): removed at the next pack.
+		const left = join(textDir(workspace), ".pack.cache.999999999.0a0b0c0d0.tmp");
+		await writeFile(left, "half a pack");
+		const old = new Date(Date.now() - 60_000);
+		await utimes(left, old, old);
+		await store.writePack?.(async (append) => append(before));
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+		expect(await answers(open())).toEqual(await archivedAnswers(open));
+	});
+});
