@@ -85,6 +85,32 @@ describe("the text projection catches up", () => {
 		expect(again.takeWarnings()).toEqual([]);
 	});
 
+	it("removes the projection file of a session whose archive is gone: at the query that sees it go, or at the next ingest", async () => {
+		const { workspace, sessions, open } = await setup();
+		const textOf = (id: string) => join(textDir(workspace), `${id}.text`);
+		const names = (await readdir(sessions)).filter((n) => n.endsWith(".jsonl") && n.includes("_")).sort();
+		const removeSession = async (name: string): Promise<string> => {
+			const id = (JSON.parse((await readFile(join(sessions, name), "utf8")).split("\n")[0] as string) as { id: string }).id;
+			await rm(join(sessions, name));
+			await rm(join(historyDir(workspace), `${id}.json`));
+			return id;
+		};
+		// The query's catch-up held the session's head (the heads file): it sees the session go.
+		const first = await removeSession(names[0] as string);
+		expect(await open().search({ query: "the", limit: 50 })).toEqual(await expected(open, { query: "the", limit: 50 }));
+		await expect(stat(textOf(first))).rejects.toThrow();
+		// Not known to the heads file (it is gone too): a search leaves the file (it reads only live
+		// sessions), and the next ingest removes it.
+		const second = await removeSession(names[1] as string);
+		await rm(join(textDir(workspace), "heads.cache"));
+		expect(await open().search({ query: "the", limit: 50 })).toEqual(await expected(open, { query: "the", limit: 50 }));
+		await open().ingest();
+		await expect(stat(textOf(second))).rejects.toThrow();
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).length).toBe(
+			(await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length,
+		);
+	});
+
 	it("follows archives another process wrote, in a long-lived process that holds the sessions' heads (Pi)", async () => {
 		const { workspace, sessions, agentDir, open } = await setup();
 		const pi = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });

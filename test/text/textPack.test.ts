@@ -121,6 +121,17 @@ describe("the text pack", () => {
 		expect((await open().search({ query: "the", limit: 50 })).total).toBe(0);
 	});
 
+	it("is written by Pi's warm-up after the start's ingest too, and not by a search", async () => {
+		const { workspace, open, pack } = await setup();
+		await rm(pack);
+		await open().search({ query: "the" });
+		await expect(stat(pack)).rejects.toThrow();
+		const want = await archivedAnswers(open);
+		await open().warm();
+		await blankFoldedText(workspace, await projected(workspace));
+		expect(await answers(open())).toEqual(want);
+	});
+
 	it("leaves a session changed since it was made to its own file, and is made again once enough have changed", async () => {
 		const { workspace, sessions, open, pack } = await setup(2);
 		const packed = await readFile(pack);

@@ -281,7 +281,7 @@ export class TextProjection {
 		// pack looks at what it holds.
 		const pack = (visit !== undefined && only === undefined) || packing ? await this.stored.openPack() : undefined;
 		try {
-			await this.catchUpWith(visit, only, fresh, needle, pack);
+			await this.catchUpWith(visit, only, fresh, needle, pack, packing);
 			if (packing) await this.packIfBehind(pack);
 		} finally {
 			pack?.close();
@@ -312,6 +312,7 @@ export class TextProjection {
 		fresh: boolean,
 		needle: Uint8Array | undefined,
 		pack: TextPack | undefined,
+		removeOrphans: boolean,
 	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
@@ -325,7 +326,13 @@ export class TextProjection {
 		const revisions = archives.revisions ? await archives.revisions(fresh ? { fresh } : undefined) : undefined;
 		const ids = revisions ? [...revisions.keys()].sort() : await archives.list();
 		const live = new Set(ids);
-		for (const id of [...this.heads.keys()]) if (!live.has(id)) this.heads.delete(id);
+		// Sessions whose archive is gone since their head was read (their files are then removed).
+		let gone = 0;
+		for (const id of [...this.heads.keys()])
+			if (!live.has(id)) {
+				this.heads.delete(id);
+				gone++;
+			}
 		const rebuilt = { missing: 0, damaged: 0, made: 0 };
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
@@ -386,7 +393,10 @@ export class TextProjection {
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
 		await Promise.all(writes);
-		await this.removeOrphans(live);
+		// Projection files without an archive: looked for (a listing of every file) when a session
+		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
+		// warm-up) — not by every search.
+		if (gone > 0 || rebuilt.made > 0 || removeOrphans) await this.removeOrphans(live);
 		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision))
 			await this.saveHeads();
 		for (const head of this.heads.values()) {
