@@ -1,13 +1,12 @@
 import type { TextReadOptions, TextStore } from "../../service/ports.ts";
 
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
-export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer>; readonly pack: () => Buffer | undefined } {
+export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {
 	const files = new Map<string, Buffer>();
 	let heads: Buffer | undefined;
 	let pack: Buffer | undefined;
 	return {
 		files,
-		pack: () => pack,
 		list: async () => [...files.keys()],
 		read: async (sessionId, options) => readPart(files.get(sessionId), options),
 		readChunks: async (sessionId, { offset, length }, into, onChunk) => {
