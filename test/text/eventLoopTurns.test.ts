@@ -6,11 +6,16 @@
  * ticker runs once per turn. Without the pauses it ran only around the few asynchronous calls
  * (none inside a catch-up). Answers are the same either way.
  */
-import { rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
+import { type PackEntry, TextPack } from "../../src/services/history/projections/text/textPack.ts";
 import { TextProjection } from "../../src/services/history/projections/text/textProjection.ts";
+import { writeTextPack } from "../../src/services/history/projections/text/writeTextPack.ts";
+import type { StoredFileReader } from "../../src/services/history/service/ports.ts";
 import { textDir, workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { generatedWorkspace } from "../helpers/workspace.ts";
 
@@ -87,6 +92,37 @@ describe("long work lets the event loop turn", () => {
 		});
 		expect(turns).toBeGreaterThanOrEqual(SESSIONS);
 		expect(seen).toEqual(plain);
+	});
+
+	it("a pack's write, between sessions and within each (a long one is copied in pieces), packing what the files hold", async () => {
+		const texts = workspaceTextStore(made.workspace);
+		const heads: SessionText[] = [];
+		for (const name of (await readdir(textDir(made.workspace))).filter((n) => n.endsWith(".text"))) {
+			const id = name.slice(0, -".text".length);
+			heads.push(SessionText.parse(await readFile(join(textDir(made.workspace), name)), id, "whole"));
+		}
+		expect(heads).toHaveLength(SESSIONS);
+		// Pieces of 4 KB: the loop may turn before each session and after each piece.
+		const piece = 4096;
+		let pauses = 0;
+		const packed = await writeTextPack(texts, heads, undefined, async () => void pauses++, piece);
+		expect(packed).toBe(SESSIONS);
+		const pieces = heads.reduce((n, h) => n + Math.ceil(h.scanBytes() / piece), 0);
+		expect(pieces).toBeGreaterThan(2 * SESSIONS);
+		expect(pauses).toBe(SESSIONS + pieces);
+		// Each entry is its file's bytes up to the end of its text; a pack copied from it holds the same.
+		const check = async () => {
+			const pack = TextPack.open((await texts.openPack?.()) as StoredFileReader) as TextPack;
+			for (const head of heads) {
+				const entry = pack.entryFor(head) as PackEntry;
+				expect(pack.read(entry, 0, entry.length)).toEqual(head.bytes.subarray(0, head.scanBytes()));
+			}
+			return pack;
+		};
+		const first = await check();
+		expect(await writeTextPack(texts, heads, first, () => undefined, piece)).toBe(SESSIONS);
+		first.close();
+		(await check()).close();
 	});
 
 	it("discovery of a folder's session files, between files", async () => {

@@ -85,6 +85,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 			makePbotFolder(dirname(dir), dir);
 			replaceFileSync(join(dir, HEADS_FILE), bytes);
 		},
+		openFile: async (sessionId) => openRegularFile(file(sessionId)),
 		openPack: async () => {
 			checkPbotFolder(dirname(dir), dir);
 			return openRegularFile(join(dir, PACK_FILE));

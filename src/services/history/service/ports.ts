@@ -109,6 +109,12 @@ export interface TextStore {
 	openPack?(): Promise<StoredFileReader | undefined>;
 	/** Replaces the pack atomically with the bytes `fill` hands to `append`, a piece at a time. */
 	writePack?(fill: (append: (bytes: Uint8Array) => void) => Promise<void>): Promise<void>;
+	/**
+	 * A session's file held open for reads by range (`undefined` when there is none): what a new
+	 * pack copies from, a piece at a time with the event loop turning between pieces, every piece
+	 * of the same file even if it is replaced meanwhile.
+	 */
+	openFile?(sessionId: string): Promise<StoredFileReader | undefined>;
 }
 
 /** A stored file held open for reads by range (the text pack). */

@@ -1,4 +1,4 @@
-import type { TextReadOptions, TextStore } from "../../service/ports.ts";
+import type { StoredFileReader, TextReadOptions, TextStore } from "../../service/ports.ts";
 
 /** Projections in memory: the service's store when it is given none (tests, in-memory archives). */
 export function memoryTextStore(): TextStore & { readonly files: Map<string, Buffer> } {
@@ -30,20 +30,23 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		writeHeads: async (bytes) => {
 			heads = Buffer.from(bytes);
 		},
-		openPack: async () => {
-			const bytes = pack;
-			if (bytes === undefined) return undefined;
-			return {
-				size: bytes.length,
-				read: (into, offset, length) => bytes.copy(into, 0, Math.min(offset, bytes.length), Math.min(bytes.length, offset + length)),
-				close: () => undefined,
-			};
-		},
+		openFile: async (sessionId) => reader(files.get(sessionId)),
+		openPack: async () => reader(pack),
 		writePack: async (fill) => {
 			const pieces: Buffer[] = [];
 			await fill((bytes) => pieces.push(Buffer.from(bytes)));
 			pack = Buffer.concat(pieces);
 		},
+	};
+}
+
+/** A stored file's bytes as a reader by range (`TextStore.openFile`, `openPack`). */
+function reader(bytes: Buffer | undefined): StoredFileReader | undefined {
+	if (bytes === undefined) return undefined;
+	return {
+		size: bytes.length,
+		read: (into, offset, length) => bytes.copy(into, 0, Math.min(offset, bytes.length), Math.min(bytes.length, offset + length)),
+		close: () => undefined,
 	};
 }
 

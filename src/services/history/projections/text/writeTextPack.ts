@@ -1,9 +1,16 @@
-import type { TextStore } from "../../service/ports.ts";
+import type { StoredFileReader, TextStore } from "../../service/ports.ts";
 import type { SessionText } from "./sessionText.ts";
 import { encodePackIndex, type PackEntry, type TextPack } from "./textPack.ts";
 
-/** Bytes copied at a time: the pack is as large as the text it holds, and is never held whole. */
+/**
+ * Bytes copied at a time, the event loop turning between them when its slice is used up: the
+ * pack is as large as the text it holds and is never held whole, and one session can be 100 MB
+ * (copied whole at once, a 30 MB session held Pi's loop ≈ 165 ms at a start that packed).
+ */
 const COPY_CHUNK = 1 << 20;
+
+/** Reads `length` bytes at `offset` into `into` from its start; how many it got (fewer at the end). */
+type ReadRange = (into: Buffer, offset: number, length: number) => number;
 
 /**
  * Writes a new pack (`textPack.ts`) of these heads' projections: each copied from the pack it
@@ -11,40 +18,55 @@ const COPY_CHUNK = 1 << 20;
  * session's own file. An entry is kept only when the bytes copied begin with the head's header
  * line (the same revision) and run to the end of its text: a file replaced or removed meanwhile
  * (another process) is left out, and read from its own file by searches. `pause` lets the event
- * loop turn between sessions (Pi's input is echoed meanwhile). Returns how many sessions it holds.
+ * loop turn (Pi's input is echoed meanwhile), before each session and after each piece copied
+ * (`pieceBytes`; tests make it small). Returns how many sessions it holds.
  */
 export async function writeTextPack(
 	texts: TextStore,
 	heads: readonly SessionText[],
 	old: TextPack | undefined,
 	pause: () => Promise<void> | undefined,
+	pieceBytes = COPY_CHUNK,
 ): Promise<number> {
-	if (!texts.writePack) return 0;
-	const chunk = Buffer.allocUnsafe(COPY_CHUNK);
+	if (!texts.writePack || !texts.openFile) return 0;
+	const chunk = Buffer.allocUnsafe(pieceBytes);
 	const entries: PackEntry[] = [];
 	await texts.writePack(async (append) => {
 		let end = 0;
-		for (const head of [...heads].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0))) {
-			await pause();
+		/** Copies `head`'s bytes through `read`; how many were appended (all of them when they are the head's). */
+		const copy = async (head: SessionText, read: ReadRange): Promise<number> => {
 			const line = head.bytes.subarray(0, head.headerBytes());
 			const length = head.scanBytes();
-			let copied = 0;
-			const onChunk = (bytes: Buffer, at: number) => {
+			let done = 0;
+			while (done < length) {
+				const n = read(chunk, done, Math.min(chunk.length, length - done));
+				if (n === 0) break;
+				const bytes = chunk.subarray(0, n);
 				// Another revision's bytes are not copied (the header line comes first: nothing of them was).
-				if (at < line.length && !bytes.subarray(0, Math.min(bytes.length, line.length - at)).equals(line.subarray(at, at + bytes.length)))
-					throw new Error("another revision");
+				if (done < line.length && !bytes.subarray(0, Math.min(n, line.length - done)).equals(line.subarray(done, done + n))) break;
 				append(bytes);
-				copied += bytes.length;
-			};
-			const range = { offset: 0, length };
-			const from = old?.entryFor(head);
-			let whole = false;
-			try {
-				whole = from && old ? old.readChunks(from, range, chunk, onChunk) : await texts.readChunks(head.sessionId, range, chunk, onChunk);
-			} catch {
-				// Another revision, or a file that cannot be read: left out (read from its own file).
+				done += n;
+				await pause();
 			}
-			if (whole && copied === length) entries.push({ sessionId: head.sessionId, revision: head.revision, offset: end, length });
+			return done;
+		};
+		for (const head of [...heads].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0))) {
+			await pause();
+			const from = old?.entryFor(head);
+			let file: StoredFileReader | undefined;
+			let copied = 0;
+			try {
+				if (from && old) copied = await copy(head, (into, offset, length) => old.read(from, offset, length, into)?.length ?? 0);
+				else {
+					file = await texts.openFile?.(head.sessionId);
+					if (file) copied = await copy(head, (into, offset, length) => file?.read(into, offset, length) ?? 0);
+				}
+			} catch {
+				// A file that cannot be read: left out (read from its own file by searches, or made again).
+			} finally {
+				file?.close();
+			}
+			if (copied === head.scanBytes()) entries.push({ sessionId: head.sessionId, revision: head.revision, offset: end, length: copied });
 			end += copied;
 		}
 		append(encodePackIndex(entries, end));
