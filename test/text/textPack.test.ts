@@ -135,8 +135,12 @@ describe("the text pack", () => {
 	it("leaves a session changed since it was made to its own file, and is made again once enough have changed", async () => {
 		const { workspace, sessions, open, pack } = await setup(2);
 		const packed = await readFile(pack);
+		// A process that searches again (Pi) holds every head, and reads held heads' bodies from the pack.
+		const pi = open();
+		await answers(pi);
 		await grow(sessions, 0, "the pelican-in-the-pack");
 		await open().ingest();
+		expect((await pi.search({ query: "pelican-in-the-pack" })).total).toBe(1);
 		// One session left out: fewer than two, so the pack stays as it was.
 		expect(await readFile(pack)).toEqual(packed);
 		const want = await archivedAnswers(open);
@@ -149,6 +153,7 @@ describe("the text pack", () => {
 			(await projected(workspace)).filter((id) => id !== changedId),
 		);
 		expect(await answers(open())).toEqual(want);
+		expect(await answers(pi)).toEqual(want);
 
 		// A second change: two left out, and the next ingest packs again (both copied from their files).
 		await grow(sessions, 1, "the heron-in-the-pack");
