@@ -12,8 +12,11 @@ import { SessionText } from "../../src/services/history/projections/text/session
 import { SEPARATOR } from "../../src/services/history/projections/text/sessionTextFormat.ts";
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
-import { textDir, workspaceTextStore } from "../../src/storage/history-files/index.ts";
+import { TextProjection } from "../../src/services/history/projections/text/textProjection.ts";
+import type { TextStore } from "../../src/services/history/service/ports.ts";
+import { textDir, workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
+import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureIndex, fixtureWorkspace } from "../query/helpers.ts";
 
 const cleanups: string[] = [];
@@ -213,6 +216,42 @@ describe("the text pack", () => {
 		);
 		// Whole again on disk.
 		for (const id of [first, second]) expect(SessionText.parse(await readFile(join(textDir(workspace), `${id}.text`)), id, "whole").sessionId).toBe(id);
+	});
+
+	it("is written beside searches, not in their way: a scan while a pack is being written does not wait for it", async () => {
+		const { workspace, pack } = await setup();
+		await rm(pack);
+		const base = workspaceTextStore(workspace);
+		let release = () => undefined as void;
+		const gate = new Promise<void>((resolve) => {
+			release = resolve;
+		});
+		let writing = false;
+		// The same store, but its pack write waits at the gate before it copies anything.
+		const texts: TextStore = {
+			...base,
+			writePack: async (fill) =>
+				base.writePack?.(async (append) => {
+					writing = true;
+					await gate;
+					await fill(append);
+				}),
+		};
+		const projection = new TextProjection({ archives: workspaceArchiveStore(workspace), texts, warn: () => undefined, packAfter: 1 });
+		const packing = projection.catchUp(undefined, undefined, { pack: true });
+		await waitFor(() => writing, "the pack write to start");
+		const seen: string[] = [];
+		const scan = projection.scan(
+			(text) => seen.push(text.sessionId),
+			undefined,
+			async () => "scanned",
+		);
+		const first = await Promise.race([scan, new Promise((resolve) => setTimeout(() => resolve("waited"), 5_000))]);
+		expect(first).toBe("scanned");
+		expect(seen.length).toBe((await projected(workspace)).length);
+		release();
+		await packing;
+		expect((await stat(pack)).size).toBeGreaterThan(0);
 	});
 
 	it("is replaced atomically: a write that fails leaves the pack as it was, and one a killed writer left is removed", async () => {

@@ -73,6 +73,8 @@ export class TextProjection {
 	 * bytes are taken from it.
 	 */
 	private readonly checkedFiles = new Set<string>();
+	/** The pack being written (`packBehind`), if any. */
+	private packing: Promise<void> | undefined;
 	/** Whether this process read the heads file (a catch-up does once; until then only sessions `read` looked at are held). */
 	private headsFileRead = false;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
@@ -101,7 +103,8 @@ export class TextProjection {
 			readonly pack?: boolean;
 		} = {},
 	): Promise<void> {
-		return this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true, undefined, options.pack === true));
+		const caught = this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true, undefined, options.pack === true));
+		return options.pack === true ? caught.then(() => this.packBehind()) : caught;
 	}
 
 	/**
@@ -277,32 +280,43 @@ export class TextProjection {
 		needle?: Uint8Array,
 		packing = false,
 	): Promise<void> {
-		// A scan of every session reads those the pack holds from it (one open); a catch-up that may
-		// pack looks at what it holds.
-		const pack = (visit !== undefined && only === undefined) || packing ? await this.stored.openPack() : undefined;
+		// A scan of every session reads those the pack holds from it (one open).
+		const pack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
 		try {
 			await this.catchUpWith(visit, only, fresh, needle, pack, packing);
-			if (packing) await this.packIfBehind(pack);
 		} finally {
 			pack?.close();
 		}
 	}
 
 	/**
-	 * Writes a new pack when the one there (`pack`) leaves `packAfter` sessions or more to their
-	 * own files. Only for stores that report archive revisions: a pack entry is trusted by its
-	 * revision, and a revision counted by one process means nothing to another.
+	 * After a catch-up that packs: a new pack when the one there leaves `packAfter` sessions or
+	 * more to their own files. Outside the catch-ups' turns, one at a time: searches and updates go
+	 * on meanwhile (a 92 MB pack takes ≈ 0.3 s), reading the old pack or the files, and what a new
+	 * pack copies is checked against the heads as they were (a file replaced meanwhile is left
+	 * out). Only for stores that report archive revisions: a pack entry is trusted by its revision,
+	 * and a revision counted by one process means nothing to another.
 	 */
-	private async packIfBehind(pack: TextPack | undefined): Promise<void> {
+	private packBehind(): Promise<void> {
+		this.packing ??= this.packNow().finally(() => {
+			this.packing = undefined;
+		});
+		return this.packing;
+	}
+
+	private async packNow(): Promise<void> {
 		if (!this.options.texts.writePack || !this.options.archives.revisions) return;
 		const heads = [...this.heads.values()];
-		const missing = pack ? pack.missing(heads) : heads.length;
-		if (missing < (this.options.packAfter ?? PACK_AFTER) || missing === 0) return;
+		const pack = await this.stored.openPack();
 		try {
+			const missing = pack ? pack.missing(heads) : heads.length;
+			if (missing < (this.options.packAfter ?? PACK_AFTER) || missing === 0) return;
 			await writeTextPack(this.options.texts, heads, pack, () => this.timeSlice.pause());
 		} catch (err) {
 			// A cache: searches read every session's own file meanwhile.
 			this.options.warn(`search text pack: ${(err as Error).message}`);
+		} finally {
+			pack?.close();
 		}
 	}
 
