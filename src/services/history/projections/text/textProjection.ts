@@ -17,6 +17,8 @@ const MAX_PENDING_WRITES = 16;
  * session's text. So a pack is made again after many sessions changed, not after each exchange.
  */
 const PACK_AFTER = 64;
+/** Sessions the heads file may have wrong before a query's catch-up writes it again (see `headsFileBehind`). */
+const HEADS_AFTER = 32;
 
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
@@ -411,8 +413,7 @@ export class TextProjection {
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
 		// warm-up) — not by every search.
 		if (gone > 0 || rebuilt.made > 0 || removeOrphans) await this.removeOrphans(live);
-		if (this.heads.size !== this.cachedRevisions.size || [...this.heads.values()].some((h) => this.cachedRevisions.get(h.sessionId) !== h.revision))
-			await this.saveHeads();
+		if (this.headsFileBehind(removeOrphans)) await this.saveHeads();
 		for (const head of this.heads.values()) {
 			const newer = head.header.session.newerVersion;
 			if (newer !== undefined)
@@ -500,6 +501,23 @@ export class TextProjection {
 			else this.hold(full);
 		}
 		await Promise.all(writes);
+	}
+
+	/**
+	 * Whether to write the heads file again: when there is none, when `HEADS_AFTER` sessions or
+	 * more (or a quarter of them: a copied workspace) differ from it, or (`always`: an ingest,
+	 * Pi's warm-up) when any does. It is a first
+	 * guess for a new process, which reads the head of each session it has wrong from that
+	 * session's file (a read of a few KB); writing it costs ≈ 40–80 ms on a history of 919 sessions
+	 * (5.8 MB), which Pi paid in the first search after every exchange, and a one-shot `search`
+	 * after every change another process made.
+	 */
+	private headsFileBehind(always: boolean): boolean {
+		let differ = 0;
+		for (const head of this.heads.values()) if (this.cachedRevisions.get(head.sessionId) !== head.revision) differ++;
+		for (const id of this.cachedRevisions.keys()) if (!this.heads.has(id)) differ++;
+		if (differ === 0) return false;
+		return always || this.cachedRevisions.size === 0 || differ >= Math.min(HEADS_AFTER, Math.ceil(this.heads.size / 4));
 	}
 
 	/**
