@@ -106,13 +106,16 @@ export function readRegularFile(
  * rename meanwhile is another inode, one changed in place has other times.
  */
 export function readRegularFileStamped(path: string): { readonly bytes: Buffer; readonly stat: BigIntStats } | undefined {
-	return withRegularFile(path, (fd, stat) => {
-		// Taken before the read: a change made in place while it reads shows as another stamp.
-		const stamped = fstatSync(fd, { bigint: true });
-		const bytes = Buffer.allocUnsafe(stat.size);
-		const got = fill(fd, bytes, 0, bytes.length, 0);
-		return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), stat: stamped };
-	});
+	// The stat is taken before the read: a change made in place while it reads shows as another stamp.
+	const opened = openForRead(path, (fd) => fstatSync(fd, { bigint: true }));
+	if (!opened) return undefined;
+	try {
+		const bytes = Buffer.allocUnsafe(Number(opened.stat.size));
+		const got = fill(opened.fd, bytes, 0, bytes.length, 0);
+		return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), stat: opened.stat };
+	} finally {
+		closeSync(opened.fd);
+	}
 }
 
 /**
@@ -138,6 +141,8 @@ export function readRegularFileChunks(path: string, offset: number, length: numb
 /** A regular file held open for reads by range: many ranges, one open (the text pack). */
 export interface OpenRegularFile {
 	readonly size: number;
+	/** The file as opened: its inode, size and modification time (another file, or a change, gives another). */
+	readonly identity: string;
 	/** Reads `length` bytes at `offset` into `into` from its start; returns how many (fewer at the file's end). */
 	read(into: Buffer, offset: number, length: number): number;
 	close(): void;
@@ -155,6 +160,7 @@ export function openRegularFile(path: string): OpenRegularFile | undefined {
 	let open = true;
 	return {
 		size: stat.size,
+		identity: `${stat.ino}:${stat.size}:${stat.mtimeMs}`,
 		read: (into, offset, length) => fill(fd, into, 0, Math.min(length, into.length), offset),
 		close: () => {
 			if (open) closeSync(fd);
@@ -178,8 +184,14 @@ function withRegularFile<T>(path: string, use: (fd: number, stat: Stats) => T): 
 	}
 }
 
-/** A regular file's descriptor (`READ_FLAGS`) and `stat`; `undefined` when nothing is at the name; else a `NotRegularFileError`. */
-function openForRead(path: string): { readonly fd: number; readonly stat: Stats } | undefined {
+/**
+ * A regular file's descriptor (`READ_FLAGS`) and `stat` (`statOf` it: plain, or bigint for
+ * nanosecond times); `undefined` when nothing is at the name; else a `NotRegularFileError`.
+ */
+function openForRead<S extends Stats | BigIntStats = Stats>(
+	path: string,
+	statOf: (fd: number) => S = (fd) => fstatSync(fd) as S,
+): { readonly fd: number; readonly stat: S } | undefined {
 	let fd: number;
 	try {
 		fd = openSync(path, READ_FLAGS);
@@ -190,7 +202,7 @@ function openForRead(path: string): { readonly fd: number; readonly stat: Stats 
 		throw err;
 	}
 	try {
-		const stat = fstatSync(fd);
+		const stat = statOf(fd);
 		if (!stat.isFile()) throw new NotRegularFileError(path, kindOf(stat));
 		return { fd, stat };
 	} catch (err) {

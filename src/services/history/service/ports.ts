@@ -120,6 +120,11 @@ export interface TextStore {
 /** A stored file held open for reads by range (the text pack). */
 export interface StoredFileReader {
 	readonly size: number;
+	/**
+	 * Changes whenever the file is replaced or changed (its inode, size and time), where the store
+	 * can tell: what a reader that parsed the file's index before may reuse it by.
+	 */
+	readonly identity?: string;
 	/** Reads `length` bytes at `offset` into `into` from its start; returns how many (fewer at the file's end). */
 	read(into: Buffer, offset: number, length: number): number;
 	close(): void;

@@ -2,7 +2,7 @@ import type { TextStore } from "../../service/ports.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
-import { TextPack } from "./textPack.ts";
+import { type PackEntry, TextPack } from "./textPack.ts";
 
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;
@@ -24,6 +24,8 @@ const SEARCH_CHUNK = 512 * 1024;
  * what it keeps (`TextProjection.hold`). When to read is the projection's (its turns); this only reads.
  */
 export class StoredTexts {
+	/** The pack's index as last parsed, and the file it was parsed from (`openPack`). */
+	private packIndex: { readonly identity: string; readonly entries: ReadonlyMap<string, PackEntry> } | undefined;
 	/** The reused buffers: a scan's, and a chunked search's chunk, meta and head. */
 	private readonly buffers = new Map<"scan" | "chunk" | "meta" | "head", Buffer>();
 
@@ -130,7 +132,10 @@ export class StoredTexts {
 	/** The pack (`textPack.ts`), open until its `close`; `undefined` when there is none or it cannot be used. */
 	async openPack(): Promise<TextPack | undefined> {
 		const file = await this.texts.openPack?.().catch(() => undefined);
-		return file && TextPack.open(file);
+		if (!file) return undefined;
+		const pack = TextPack.open(file, this.packIndex);
+		this.packIndex = pack && file.identity !== undefined ? { identity: file.identity, entries: pack.entries } : undefined;
+		return pack;
 	}
 
 	/** The sessions of the heads file that may hold a node id, their header lines parsed (`headsHolding`). */

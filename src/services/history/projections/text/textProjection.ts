@@ -20,6 +20,16 @@ const PACK_AFTER = 64;
 /** Sessions the heads file may have wrong before a query's catch-up writes it again (see `headsFileBehind`). */
 const HEADS_AFTER = 32;
 
+/** How a catch-up goes (`catchUpNow`). */
+interface CatchUpHow {
+	/** Every archive's own `stat`, not the folder's cache (an ingest's check). */
+	readonly fresh?: boolean;
+	/** A session known by its header line only is searched for this as its file is read. */
+	readonly needle?: Uint8Array;
+	/** An ingest's or Pi's warm-up: the pack follows, and files without an archive and a behind heads file are seen to. */
+	readonly packing?: boolean;
+}
+
 export interface TextProjectionOptions {
 	readonly archives: ArchiveStore;
 	readonly texts: TextStore;
@@ -105,7 +115,7 @@ export class TextProjection {
 			readonly pack?: boolean;
 		} = {},
 	): Promise<void> {
-		const caught = this.inTurn(() => this.catchUpNow(visit, only, options.fresh === true, undefined, options.pack === true));
+		const caught = this.inTurn(() => this.catchUpNow(visit, only, { fresh: options.fresh === true, packing: options.pack === true }));
 		return options.pack === true ? caught.then(() => this.packBehind()) : caught;
 	}
 
@@ -119,7 +129,7 @@ export class TextProjection {
 	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>, needle?: Uint8Array): Promise<T> {
 		return this.inTurn(async () => {
 			this.checkedFiles.clear();
-			await this.catchUpNow(visit, only, false, needle);
+			await this.catchUpNow(visit, only, needle ? { needle } : {});
 			this.searches++;
 			return after();
 		});
@@ -275,17 +285,11 @@ export class TextProjection {
 		return head;
 	}
 
-	private async catchUpNow(
-		visit: ((text: SessionText, head: SessionText) => void) | undefined,
-		only: string | undefined,
-		fresh = false,
-		needle?: Uint8Array,
-		packing = false,
-	): Promise<void> {
+	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined, how: CatchUpHow): Promise<void> {
 		// A scan of every session reads those the pack holds from it (one open).
 		const pack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
 		try {
-			await this.catchUpWith(visit, only, fresh, needle, pack, packing);
+			await this.catchUpWith(visit, only, how, pack);
 		} finally {
 			pack?.close();
 		}
@@ -325,10 +329,8 @@ export class TextProjection {
 	private async catchUpWith(
 		visit: ((text: SessionText, head: SessionText) => void) | undefined,
 		only: string | undefined,
-		fresh: boolean,
-		needle: Uint8Array | undefined,
+		{ fresh = false, needle, packing = false }: CatchUpHow,
 		pack: TextPack | undefined,
-		removeOrphans: boolean,
 	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
@@ -412,8 +414,8 @@ export class TextProjection {
 		// Projection files without an archive: looked for (a listing of every file) when a session
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
 		// warm-up) — not by every search.
-		if (gone > 0 || rebuilt.made > 0 || removeOrphans) await this.removeOrphans(live);
-		if (this.headsFileBehind(removeOrphans)) await this.saveHeads();
+		if (gone > 0 || rebuilt.made > 0 || packing) await this.removeOrphans(live);
+		if (this.headsFileBehind(packing)) await this.saveHeads();
 		for (const head of this.heads.values()) {
 			const newer = head.header.session.newerVersion;
 			if (newer !== undefined)
