@@ -11,7 +11,8 @@ import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.t
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder } from "./paths.ts";
 import { stampOfStats, type WrittenArchives } from "./writtenArchives.ts";
-import { readRegularFile, readRegularFileStamped, readRegularText } from "./regularFile.ts";
+import { parseJsonInPieces } from "./jsonInPieces.ts";
+import { readRegularFile, readRegularFileStamped } from "./regularFile.ts";
 import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
@@ -122,7 +123,7 @@ export async function readArchiveWithRevision(
 		if (!read) return undefined;
 		let parsed: UpcastResult;
 		try {
-			parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+			parsed = parseArchiveJson(read.bytes, sessionId);
 		} catch (err) {
 			throw await quarantined(workspace, sessionId, err, options);
 		}
@@ -137,19 +138,20 @@ export async function readArchiveWithRevision(
 /** Reads and upcasts an archive file, saying which legacy fields it had. */
 export async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
 	// Never through a link, never waiting on a FIFO: a `NotRegularFileError` says what is there.
-	const text = readRegularText(file);
-	return text === undefined ? undefined : parseArchiveText(text, sessionId);
+	const read = readRegularFile(file);
+	return read === undefined ? undefined : parseArchiveJson(read.bytes, sessionId);
 }
 
-/** Parses and upcasts an archive's JSON text. */
-export function parseArchive(text: string, expectedId?: string): SessionArchive {
-	return parseArchiveText(text, expectedId).archive;
+/** Parses and upcasts an archive's JSON (its text, or its file's bytes). */
+export function parseArchive(json: string | Uint8Array, expectedId?: string): SessionArchive {
+	return parseArchiveJson(json, expectedId).archive;
 }
 
-function parseArchiveText(text: string, expectedId?: string): UpcastResult {
+/** From bytes, parsed a Q&A at a time (`parseJsonInPieces`): never one string of the whole archive. */
+function parseArchiveJson(json: string | Uint8Array, expectedId?: string): UpcastResult {
 	let value: unknown;
 	try {
-		value = JSON.parse(text);
+		value = typeof json === "string" ? JSON.parse(json) : parseJsonInPieces(json);
 	} catch (err) {
 		throw new ArchiveError(`archive ${expectedId ?? ""} is not valid JSON: ${(err as Error).message}`);
 	}
@@ -192,7 +194,7 @@ export async function readArchiveCleaning(workspace: string, sessionId: string, 
 	const file = archivePath(workspace, sessionId);
 	const read = readRegularFileStamped(file);
 	if (!read) return undefined;
-	const parsed = parseArchiveText(read.bytes.toString("utf8"), sessionId);
+	const parsed = parseArchiveJson(read.bytes, sessionId);
 	if (parsed.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);
 	// What was read, as of the descriptor it was read through: a write that finds the file so merges with it without reading it again.
 	else options.written?.remember(file, parsed.archive, stampOfStats(read.stat));

@@ -78,7 +78,7 @@ async function createArchive(workspace: string, sessionId: string, bytes: Buffer
 	);
 	if (outcome === "created") return { revision };
 	// Merged with the one made meanwhile: what is stored is not what was given.
-	const given = parseArchive(bytes.toString("utf8"), sessionId);
+	const given = parseArchive(bytes, sessionId);
 	const written = await mergeArchive(workspace, given, options);
 	return { revision: written.revision, archive: written.archive ?? given };
 }

@@ -1,0 +1,92 @@
+/**
+ * `parseJsonInPieces` must give exactly what `JSON.parse` of the whole text gives (values, key
+ * order, repeated keys, `__proto__`), and fail with the native parser's own error on anything
+ * damaged. Small piece sizes split every object and array of the fixtures' archives.
+ */
+import { describe, expect, it } from "vitest";
+import { jsonBytes } from "../../src/storage/history-files/writeJsonAtomic.ts";
+import { parseJsonInPieces, splitAndParse } from "../../src/storage/history-files/jsonInPieces.ts";
+import { fixtureIndex, fixtureState } from "../query/helpers.ts";
+
+/** The same value, the same keys in the same order, all the way down. */
+function expectSame(bytes: Buffer, pieceBytes: number): void {
+	const whole = JSON.parse(bytes.toString("utf8")) as unknown;
+	const pieces = parseJsonInPieces(bytes, pieceBytes);
+	expect(pieces).toStrictEqual(whole);
+	// Split for real, not parsed whole after a split that went wrong.
+	expect(splitAndParse(bytes, pieceBytes)).toStrictEqual(whole);
+	expect(JSON.stringify(pieces)).toBe(JSON.stringify(whole));
+}
+
+/** What `JSON.parse` throws for `text`. */
+function nativeError(text: string): string {
+	try {
+		JSON.parse(text);
+	} catch (err) {
+		return (err as Error).message;
+	}
+	throw new Error(`${text} parsed`);
+}
+
+describe("parseJsonInPieces", () => {
+	it("parses the fixtures' archives to what JSON.parse gives, at every piece size", async () => {
+		const keys = Object.keys(fixtureIndex.sessions);
+		const archives = Object.values((await fixtureState(keys)).sessions);
+		expect(archives.length).toBeGreaterThan(3);
+		for (const archive of archives) {
+			const bytes = jsonBytes(archive);
+			for (const pieceBytes of [1, 16, 256, 4096, bytes.length + 1]) expectSame(bytes, pieceBytes);
+			// Pretty-printed: space, newlines and tabs between every token.
+			expectSame(Buffer.from(JSON.stringify(archive, null, "\t")), 8);
+			expectSame(Buffer.from(`\n  ${JSON.stringify(archive, null, 1)}\r\n`), 8);
+		}
+	});
+
+	it("keeps strings whole: escaped quotes and backslashes, brackets and commas inside text, non-ASCII", () => {
+		const value = {
+			a: 'say "hi", then [go] {now}',
+			b: "ends with a backslash \\",
+			c: ["\\", '\\"', '"', "\\\\", "", "İstanbul ΣΑΣ 🐘 日本語"],
+			d: { 'key with "quote" and \\': [[], {}, [[1, 2.5e-3, -0]], null, true, false] },
+			"": "empty key",
+		};
+		expectSame(Buffer.from(JSON.stringify(value)), 1);
+		expectSame(Buffer.from(JSON.stringify(value, null, 2)), 4);
+	});
+
+	it("treats a repeated key and __proto__ as JSON.parse does", () => {
+		const text = '{"a":1,"b":{"x":[1,2,3]},"a":{"later":true},"__proto__":{"polluted":1},"c":[1,2]}';
+		const pieces = splitAndParse(Buffer.from(text), 1) as Record<string, unknown>;
+		expect(pieces).toStrictEqual(JSON.parse(text));
+		expect(Object.keys(pieces)).toEqual(["a", "b", "__proto__", "c"]);
+		expect(Object.getPrototypeOf(pieces)).toBe(Object.prototype);
+		expect(Object.getOwnPropertyDescriptor(pieces, "__proto__")?.value).toEqual({ polluted: 1 });
+		expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+	});
+
+	it("fails as JSON.parse does on damaged JSON", () => {
+		const good = JSON.stringify({ nodes: { a: { text: "one, two" }, b: { text: "three" } }, list: [1, 2, 3] });
+		const damaged = [
+			good.slice(0, -1), // cut short
+			good.slice(0, good.length / 2),
+			`${good}}`, // trailing bracket
+			`${good} x`, // trailing garbage
+			good.replace('"b":', '"b"'), // no colon
+			good.replace(',"b"', ' "b"'), // no comma
+			good.replace("[1,2,3]", "[1,2,]"), // trailing comma
+			good.replace("[1,2,3]", "[1,,3]"),
+			good.replace('"one, two"', '"one, two'), // unterminated string
+			`\ufeff${good}`, // a byte-order mark
+			"",
+			"   ",
+		];
+		for (const text of damaged) {
+			const message = nativeError(text);
+			for (const pieceBytes of [1, 8, 1 << 20]) expect(() => parseJsonInPieces(Buffer.from(text), pieceBytes)).toThrow(message);
+		}
+	});
+
+	it("parses values that are not objects or arrays whole", () => {
+		for (const text of ['"a long string, with [brackets]"', "12345", "null", " true ", "[]", "{}", " [ ] ", "{ }"]) expectSame(Buffer.from(text), 1);
+	});
+});
