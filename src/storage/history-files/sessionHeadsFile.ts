@@ -42,9 +42,14 @@ export class SessionHeadsFile {
 		this.scope = digest(resolve(workspace));
 	}
 
-	/** The cache's key of a file: its folder's hash and its name. */
-	static keyOf(dir: string, name: string): string {
-		return `${digest(resolve(dir))}/${name}`;
+	/** The cache's key of a file: its folder's hash (`folderKey`) and its name. */
+	static keyOf(folder: string, name: string): string {
+		return `${folder}/${name}`;
+	}
+
+	/** A folder's part of its files' keys: hashed once per folder, not once per file. */
+	static folderKey(dir: string): string {
+		return digest(resolve(dir));
 	}
 
 	load(): Map<string, KnownSessionHead> {

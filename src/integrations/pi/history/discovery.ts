@@ -177,11 +177,12 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 			// the thread for a while, so the event loop may turn between them (Pi's input).
 			const slice = new TimeSlice(options.sliceMs);
 			for (const dir of new Set(scan)) {
+				const folderKey = SessionHeadsFile.folderKey(dir);
 				for (const file of await listing(dir)) {
 					listed.add(file);
 					if (chosen.has(file)) continue;
 					await slice.pause();
-					const key = SessionHeadsFile.keyOf(dir, basename(file));
+					const key = SessionHeadsFile.keyOf(folderKey, basename(file));
 					const found = headOf(file, workspace, cached, key);
 					if (found.facts) facts.set(file, found.facts);
 					if (found.stat) stats.set(file, found.stat);
