@@ -12,10 +12,16 @@ import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder } from "./paths.ts";
 import { stampOfStats, type WrittenArchives } from "./writtenArchives.ts";
 import { parseJsonInPieces } from "./jsonInPieces.ts";
-import { readRegularFile, readRegularFileStamped } from "./regularFile.ts";
+import { ReadBuffer, readRegularFile, readRegularFileStamped } from "./regularFile.ts";
 import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
+
+/**
+ * What archives are read into: each is parsed right after its read (synchronously, into strings
+ * of its own: nothing keeps the bytes), so one buffer serves every read. Up to 16 MB is kept.
+ */
+const archiveReads = new ReadBuffer(16 * 1024 * 1024);
 
 /** The only folder pbot writes to, relative to the workspace. */
 export const PBOT_DIR = join(".pi", "pbot");
@@ -119,7 +125,7 @@ export async function readArchiveWithRevision(
 ): Promise<{ archive: SessionArchive; revision: string } | undefined> {
 	const file = archivePath(workspace, sessionId);
 	for (let attempt = 0; ; attempt++) {
-		const read = readRegularFile(file);
+		const read = readRegularFile(file, { into: archiveReads });
 		if (!read) return undefined;
 		let parsed: UpcastResult;
 		try {
@@ -138,7 +144,7 @@ export async function readArchiveWithRevision(
 /** Reads and upcasts an archive file, saying which legacy fields it had. */
 export async function readArchiveFile(file: string, sessionId: string): Promise<UpcastResult | undefined> {
 	// Never through a link, never waiting on a FIFO: a `NotRegularFileError` says what is there.
-	const read = readRegularFile(file);
+	const read = readRegularFile(file, { into: archiveReads });
 	return read === undefined ? undefined : parseArchiveJson(read.bytes, sessionId);
 }
 
@@ -192,7 +198,7 @@ export async function dropLegacyFields(workspace: string, sessionId: string, opt
  */
 export async function readArchiveCleaning(workspace: string, sessionId: string, options: ArchiveFileOptions = {}): Promise<SessionArchive | undefined> {
 	const file = archivePath(workspace, sessionId);
-	const read = readRegularFileStamped(file);
+	const read = readRegularFileStamped(file, archiveReads);
 	if (!read) return undefined;
 	const parsed = parseArchiveJson(read.bytes, sessionId);
 	if (parsed.legacyFields.length > 0) await dropLegacyFields(workspace, sessionId, options);

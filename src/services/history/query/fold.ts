@@ -48,14 +48,14 @@ export function foldText(text: string): FoldedText {
 }
 
 /**
- * Characters near which NFC may change a text: combining marks of the common scripts, Indic and
- * Southeast Asian vowel signs, Greek extended, Hangul jamo, the canonical singletons (Ω K Å as
- * symbols, CJK compatibility ideographs…), and astral characters. A conservative filter in front
- * of `normalize` (which costs as much as `toLowerCase`): a text with none of them is already NFC.
+ * A code unit at or above U+0300: the only kind near which NFC may change a text. Every code point
+ * below it is its own NFC form, with a canonical combining class of 0, and none composes with
+ * another (a test checks each one and each pair), so a text without one is already NFC.
+ * One plain range in front of `normalize` (which costs as much as `toLowerCase`): on the bench's
+ * 80 MB of texts, this and `normalize` where it matched took 87 ms, against 203 ms for the
+ * earlier class of every script's combining marks (a binary search per character).
  */
-const MAY_COMPOSE =
-	// biome-ignore lint/suspicious/noMisleadingCharacterClass: a class of single code units on purpose (marks listed as ranges, not joined to a base)
-	/[\u0300-\u036f\u0374\u037e\u0387\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0711\u0730-\u074a\u07eb-\u07f3\u0816-\u082d\u0859-\u085b\u08d3-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fc6\u1000-\u11ff\u135d-\u135f\u1712-\u1734\u1752-\u17d3\u1a17-\u1a7f\u1ab0-\u1b7f\u1dc0-\u1fff\u2000\u2001\u20d0-\u20ff\u2126\u212a\u212b\u2329\u232a\u2adc\u302a-\u302f\u3099\u309a\ua66f-\ua67d\uac00-\ud7a3\ud800-\udfff\uf900-\ufaff\ufb1d-\ufb4e\ufe20-\ufe2f]/;
+const MAY_COMPOSE = /[\u0300-\uffff]/;
 
 /**
  * What canonical composition works on: a base character and the marks after it, a run of jamo,

@@ -1,9 +1,15 @@
 /**
  * `parseJsonInPieces` must give exactly what `JSON.parse` of the whole text gives (values, key
  * order, repeated keys, `__proto__`), and fail with the native parser's own error on anything
- * damaged. Small piece sizes split every object and array of the fixtures' archives.
+ * damaged. Small piece sizes split every object and array of the fixtures' archives. Archives are
+ * read into one reused buffer (`ReadBuffer`): each read must still give its own archive.
  */
-import { describe, expect, it } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readArchive, writeArchive } from "../../src/storage/history-files/index.ts";
+import { ReadBuffer } from "../../src/storage/history-files/regularFile.ts";
 import { jsonBytes } from "../../src/storage/history-files/writeJsonAtomic.ts";
 import { parseJsonInPieces, splitAndParse } from "../../src/storage/history-files/jsonInPieces.ts";
 import { fixtureIndex, fixtureState } from "../query/helpers.ts";
@@ -88,5 +94,41 @@ describe("parseJsonInPieces", () => {
 
 	it("parses values that are not objects or arrays whole", () => {
 		for (const text of ['"a long string, with [brackets]"', "12345", "null", " true ", "[]", "{}", " [ ] ", "{ }"]) expectSame(Buffer.from(text), 1);
+	});
+});
+
+describe("archives read into one reused buffer", () => {
+	let workspace: string;
+	beforeEach(async () => {
+		workspace = await mkdtemp(join(tmpdir(), "pbot-read-buffer-"));
+	});
+	afterEach(async () => {
+		await rm(workspace, { recursive: true, force: true });
+	});
+
+	it("gives each read its own archive, however the reads interleave (nothing keeps the shared bytes)", async () => {
+		const keys = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
+		const archives = Object.values((await fixtureState(keys)).sessions);
+		for (const archive of archives) await writeArchive(workspace, archive);
+		const read = [];
+		for (const archive of archives) read.push(await readArchive(workspace, archive.session.sessionId));
+		// Read again, largest first then smallest: each later read reuses (and overwrites) the buffer.
+		for (const archive of [...archives].reverse()) read.push(await readArchive(workspace, archive.session.sessionId));
+		expect(read).toEqual([...archives, ...[...archives].reverse()]);
+	});
+
+	it("reuses its buffer up to its limit, and reads a larger file into a buffer of its own", () => {
+		const buffer = new ReadBuffer(1 << 20);
+		const a = buffer.take(100_000);
+		const b = buffer.take(50_000);
+		expect(b.buffer).toBe(a.buffer);
+		const big = buffer.take(2 << 20);
+		expect(big.length).toBe(2 << 20);
+		expect(big.buffer).not.toBe(a.buffer);
+		expect(buffer.take(10).buffer).toBe(a.buffer);
+		// Grown (not past its limit) for a larger file within it.
+		const grown = buffer.take(900_000);
+		expect(grown.length).toBe(900_000);
+		expect(buffer.take(5).buffer).toBe(grown.buffer);
 	});
 });
