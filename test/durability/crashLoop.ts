@@ -326,15 +326,15 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 	for (const [id, archive] of final.archives) {
 		const stat = statSync(join(historyDir(workspace), `${id}.json`));
 		const want = finishSessionText(projectSessionText(archive), revisionOf(stat));
-		const have = await readFile(join(textDir(workspace), `${id}.text`)).catch(() => undefined);
+		// Its own file, or (a packed session has none) its entry in the pack: whole, the same bytes.
+		const text = SessionText.parse(want, id, "whole");
+		const entry = pack?.entryFor(text);
+		const have = (await readFile(join(textDir(workspace), `${id}.text`)).catch(() => undefined)) ?? (entry && pack?.read(entry, 0, entry.length));
 		if (!have || !want.equals(have)) {
 			projectionMatches = false;
 			problems.push(`final projection of ${id} does not match its archive`);
 		}
-		// What the pack holds of it at this revision is the same bytes, up to the end of its text.
-		const text = SessionText.parse(want, id, "whole");
-		const entry = pack?.entryFor(text);
-		if (entry && !pack?.read(entry, 0, entry.length)?.equals(want.subarray(0, text.scanBytes()))) {
+		if (entry && !pack?.read(entry, 0, entry.length)?.equals(want)) {
 			projectionMatches = false;
 			problems.push(`the text pack's entry of ${id} does not match its archive`);
 		}

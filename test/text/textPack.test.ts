@@ -1,8 +1,10 @@
 /**
  * The text pack: many sessions' projections in one file, which a search reads instead of opening
- * a file per session. A cache: an entry is read only for its session's revision, so whatever the
- * pack holds (every session, some, a damaged file) a search answers as the archives say; and a
- * shown hit whose session's own file went missing or was damaged is shown all the same.
+ * a file per session, and the only copy of the sessions it holds (their files are removed once it
+ * is in place). Derived: an entry is read only for its session's revision, so whatever the pack
+ * holds (every session, some, a damaged file) a search answers as the archives say, a session
+ * changed since has a file of its own that is read instead, and a shown hit whose session has no
+ * copy left is shown all the same, its projection made again from its archive.
  */
 import { appendFile, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -74,29 +76,21 @@ async function projected(workspace: string): Promise<string[]> {
 	return (await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).map((n) => n.slice(0, -".text".length));
 }
 
-/**
- * Overwrites the folded text of these sessions' projection files with `q`s, every length kept: a
- * search that reads these files finds none of their words there, one that reads the pack does.
- */
-async function blankFoldedText(workspace: string, ids: readonly string[]): Promise<void> {
-	for (const id of ids) {
-		const file = join(textDir(workspace), `${id}.text`);
-		const bytes = await readFile(file);
-		const text = SessionText.parse(bytes, id, "whole");
-		for (let at = text.textAt; at < text.originalAt; at++) if (bytes[at] !== SEPARATOR) bytes[at] = 0x71;
-		await writeFile(file, bytes);
-	}
-}
-
-/** Overwrites the folded text of every session in the pack with `q`s (lengths kept), as `blankFoldedText` does to files. */
-async function blankPackedText(pack: string): Promise<void> {
+/** The pack's index entries: `[sessionId, revision, offset, length]`. */
+async function packEntries(pack: string): Promise<[string, string, number, number][]> {
 	const bytes = await readFile(pack);
 	const end = bytes.readUIntLE(bytes.length - 8, 6);
-	const { entries } = JSON.parse(bytes.subarray(end, bytes.length - 16).toString("utf8")) as { entries: [string, string, number, number][] };
+	return (JSON.parse(bytes.subarray(end, bytes.length - 16).toString("utf8")) as { entries: [string, string, number, number][] }).entries;
+}
+
+/** Overwrites the folded text of every session in the pack with `q`s (lengths kept): a search that reads it finds none of their words. */
+async function blankPackedText(pack: string): Promise<void> {
+	const bytes = await readFile(pack);
+	const entries = await packEntries(pack);
 	expect(entries.length).toBeGreaterThan(5);
 	for (const [id, , offset, length] of entries) {
-		const text = SessionText.parse(Buffer.from(bytes.subarray(offset, offset + length)), id, "text");
-		for (let at = offset + text.textAt; at < offset + length; at++) if (bytes[at] !== SEPARATOR) bytes[at] = 0x71;
+		const text = SessionText.parse(Buffer.from(bytes.subarray(offset, offset + length)), id, "whole");
+		for (let at = offset + text.textAt; at < offset + text.originalAt; at++) if (bytes[at] !== SEPARATOR) bytes[at] = 0x71;
 	}
 	await writeFile(pack, bytes);
 }
@@ -109,19 +103,28 @@ async function grow(sessions: string, nth: number, words: string): Promise<void>
 }
 
 describe("the text pack", () => {
-	it("is written by an ingest, and a new process's searches read every session from it, answering as the archives do", async () => {
+	it("is written by an ingest as the only copy of its sessions, and a new process's searches and shown hits read them from it", async () => {
 		const { workspace, open, pack } = await setup();
 		expect((await stat(pack)).size).toBeGreaterThan(0);
+		// Every session is in the pack, whole, and has no file of its own any more.
+		expect(await projected(workspace)).toEqual([]);
+		expect((await packEntries(pack)).length).toBe(KEYS.length);
 		const want = await archivedAnswers(open);
-		await blankFoldedText(workspace, await projected(workspace));
 		const service = open();
+		// Hits, their snippets (cut from the original text) and their meta, all from the pack.
 		expect(await answers(service)).toEqual(want);
 		// Again in the same process (Pi's later searches: the heads held, each body read from the pack).
 		expect(await answers(service)).toEqual(want);
 		expect(service.takeWarnings()).toEqual([]);
-		// What the same search finds in those files without the pack: nothing.
-		await rm(pack);
+		// The pack's folded text is what is searched: blanked, its words are found nowhere.
+		await blankPackedText(pack);
 		expect((await open().search({ query: "the", limit: 50 })).total).toBe(0);
+		// Without the pack, every session is made again from its archive, with a warning, and found.
+		await rm(pack);
+		const remade = open();
+		expect(await answers(remade)).toEqual(want);
+		expect(remade.takeWarnings().join("\n")).toMatch(/rebuilt from the archives \(\d+ missing\)/);
+		expect((await projected(workspace)).length).toBe(KEYS.length);
 	});
 
 	it("is written by Pi's warm-up after the start's ingest too, and not by a search", async () => {
@@ -131,11 +134,13 @@ describe("the text pack", () => {
 		await expect(stat(pack)).rejects.toThrow();
 		const want = await archivedAnswers(open);
 		await open().warm();
-		await blankFoldedText(workspace, await projected(workspace));
+		expect(await projected(workspace)).toEqual([]);
 		expect(await answers(open())).toEqual(want);
+		await blankPackedText(pack);
+		expect((await open().search({ query: "the", limit: 50 })).total).toBe(0);
 	});
 
-	it("leaves a session changed since it was made to its own file, and is made again once enough have changed", async () => {
+	it("leaves a session changed since it was made to its own file, read instead of its entry, and is made again once enough have changed", async () => {
 		const { workspace, sessions, open, pack } = await setup(2);
 		const packed = await readFile(pack);
 		// A process that searches again (Pi) holds every head, and reads held heads' bodies from the pack.
@@ -150,23 +155,45 @@ describe("the text pack", () => {
 		const changed = await open().search({ query: "pelican-in-the-pack" });
 		expect(changed.total).toBe(1);
 		const changedId = sessionsOf(changed)[0] as string;
-		// Only the changed session's file is read: the others' are blanked, and their answers still hold.
-		await blankFoldedText(
-			workspace,
-			(await projected(workspace)).filter((id) => id !== changedId),
-		);
+		// The changed session has a file again, the only one; the others are read from the pack.
+		expect(await projected(workspace)).toEqual([changedId]);
 		expect(await answers(open())).toEqual(want);
 		expect(await answers(pi)).toEqual(want);
 
-		// A second change: two left out, and the next ingest packs again (both copied from their files).
+		// A second change: two left out, and the next ingest packs again (both copied from their files, then removed).
 		await grow(sessions, 1, "the heron-in-the-pack");
 		await open().ingest();
 		expect(await readFile(pack)).not.toEqual(packed);
+		expect(await projected(workspace)).toEqual([]);
 		const wantNow = await archivedAnswers(open);
-		await blankFoldedText(workspace, await projected(workspace));
 		expect(await answers(open())).toEqual(wantNow);
 		expect((await open().search({ query: "heron-in-the-pack" })).total).toBe(1);
 		expect((await open().search({ query: "pelican-in-the-pack" })).total).toBe(1);
+		// The pack's text is what those two are found in now.
+		await blankPackedText(pack);
+		expect((await open().search({ query: "heron-in-the-pack" })).total).toBe(0);
+	});
+
+	it("is what a catch-up that finds no search text at all makes: every session into one pack, not a file each", async () => {
+		const { workspace, open, pack } = await setup();
+		const want = await archivedAnswers(open);
+		// \`text/\` deleted (a copied workspace, a person clearing it): no heads file, no pack, no files.
+		await rm(textDir(workspace), { recursive: true });
+		const service = open();
+		expect(await answers(service)).toEqual(want);
+		expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`rebuilt from the archives \\(${KEYS.length} missing\\)`));
+		expect(await projected(workspace)).toEqual([]);
+		expect((await packEntries(pack)).map(([id]) => id)).toEqual((await packEntries(pack)).map(([id]) => id).sort());
+		expect((await packEntries(pack)).length).toBe(KEYS.length);
+		expect(await answers(open())).toEqual(want);
+		// The pack's text is what a new process searches.
+		await blankPackedText(pack);
+		expect((await open().search({ query: "the", limit: 50 })).total).toBe(0);
+
+		// Fewer sessions than a pack is worth (\`packAfter\`): a file each, as before.
+		await rm(textDir(workspace), { recursive: true });
+		const few = openWorkspaceHistory({ workspace, sessionDirs: [join(workspace, "..", "sessions")], migrate: false, packAfter: 10_000 });
+		void few;
 	});
 
 	it("is not read when it is damaged, cut short or of another version, and the next ingest writes it again", async () => {
@@ -192,17 +219,20 @@ describe("the text pack", () => {
 			// Its text blanked first: a search that read this pack would miss hits.
 			await blankPackedText(pack);
 			await spoil(pack);
+			// It was the sessions' only copy: each is made again from its archive, and said so.
 			const service = open();
 			expect(await answers(service), what).toEqual(want);
-			expect(service.takeWarnings(), what).toEqual([]);
+			expect(service.takeWarnings().join("\n"), what).toMatch(/rebuilt from the archives \(\d+ missing\)/);
+			expect((await projected(workspace)).length, what).toBe(KEYS.length);
 			await open().ingest();
-			await blankFoldedText(workspace, await projected(workspace));
+			expect(await projected(workspace), `${what}, packed again`).toEqual([]);
 			expect(await answers(open()), `${what}, written again`).toEqual(want);
 		}
 	});
 
 	it("shows the hits of a session whose own file went missing or was damaged, making it again from its archive", async () => {
-		const { workspace, open } = await setup();
+		// No pack: every session has its own file.
+		const { workspace, open } = await setup(10_000);
 		const params: SearchParams = { query: "the", limit: 50 };
 		const want = await expected(open, params);
 		const [first, second] = sessionsOf(want) as [string, string];
@@ -211,16 +241,15 @@ describe("the text pack", () => {
 		await truncate(join(textDir(workspace), `${second}.text`), 40);
 		const service = open();
 		expect(await service.search(params)).toEqual(want);
-		expect(service.takeWarnings().join("\n")).toMatch(
-			/rebuilt from the archives \(1 missing\)[\s\S]*rebuilt from the archives \(1 damaged\)|\(1 damaged\)[\s\S]*\(1 missing\)/,
-		);
+		expect(service.takeWarnings().join("\n")).toMatch(/rebuilt from the archives \(1 missing, 1 damaged\)/);
 		// Whole again on disk.
 		for (const id of [first, second]) expect(SessionText.parse(await readFile(join(textDir(workspace), `${id}.text`)), id, "whole").sessionId).toBe(id);
 	});
 
 	it("is written beside searches, not in their way: a scan while a pack is being written does not wait for it", async () => {
-		const { workspace, pack } = await setup();
-		await rm(pack);
+		const { workspace, pack } = await setup(10_000);
+		const files = (await projected(workspace)).length;
+		expect(files).toBe(KEYS.length);
 		const base = workspaceTextStore(workspace);
 		let release = () => undefined as void;
 		const gate = new Promise<void>((resolve) => {
@@ -248,10 +277,11 @@ describe("the text pack", () => {
 		);
 		const first = await Promise.race([scan, new Promise((resolve) => setTimeout(() => resolve("waited"), 5_000))]);
 		expect(first).toBe("scanned");
-		expect(seen.length).toBe((await projected(workspace)).length);
+		expect(seen.length).toBe(files);
 		release();
 		await packing;
 		expect((await stat(pack)).size).toBeGreaterThan(0);
+		expect(await projected(workspace)).toEqual([]);
 	});
 
 	it("is replaced atomically: a write that fails leaves the pack as it was, and one a killed writer left is removed", async () => {

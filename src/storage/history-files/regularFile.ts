@@ -1,4 +1,4 @@
-import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats, unlinkSync } from "node:fs";
 
 /**
  * Never follows a symbolic link and never waits: a FIFO, a device or a link where one of pbot's
@@ -175,6 +175,27 @@ export interface OpenRegularFile {
 	close(): void;
 }
 
+/** What tells one file from another, or from itself changed: its inode, size and modification time. */
+function identityOf(stat: Stats): string {
+	return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+}
+
+/**
+ * Removes a regular file if it is still the file whose `OpenRegularFile.identity` was `identity`;
+ * `false` when it is gone or another file (or changed) now. Never follows a link.
+ */
+export function removeRegularFileIf(path: string, identity: string): boolean {
+	const stat = lstatSync(path, { throwIfNoEntry: false });
+	if (!stat?.isFile() || identityOf(stat) !== identity) return false;
+	try {
+		unlinkSync(path);
+		return true;
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+		throw err;
+	}
+}
+
 /**
  * Opens a regular file for reads by range (closed by `close`), or `undefined` when there is none;
  * anything else at the name is a `NotRegularFileError`. Every read is of the file as opened, even
@@ -187,7 +208,7 @@ export function openRegularFile(path: string): OpenRegularFile | undefined {
 	let open = true;
 	return {
 		size: stat.size,
-		identity: `${stat.ino}:${stat.size}:${stat.mtimeMs}`,
+		identity: identityOf(stat),
 		read: (into, offset, length) => fill(fd, into, 0, Math.min(length, into.length), offset),
 		close: () => {
 			if (open) closeSync(fd);

@@ -6,7 +6,7 @@ import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { sweepTemporaryFilesOf } from "./leftovers.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { openRegularFile, readRegularFile, readRegularFileChunks } from "./regularFile.ts";
+import { openRegularFile, readRegularFile, readRegularFileChunks, removeRegularFileIf } from "./regularFile.ts";
 import { isTemporaryFile, replaceFileStreamed, replaceFileSync } from "./writeJsonAtomic.ts";
 
 /** The text projection's folder, relative to the workspace (beside `history/`). */
@@ -86,6 +86,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 			replaceFileSync(join(dir, HEADS_FILE), bytes);
 		},
 		openFile: async (sessionId) => openRegularFile(file(sessionId)),
+		removeIf: async (sessionId, identity) => removeRegularFileIf(file(sessionId), identity),
 		openPack: async () => {
 			checkPbotFolder(dirname(dir), dir);
 			return openRegularFile(join(dir, PACK_FILE));

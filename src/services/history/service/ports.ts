@@ -115,6 +115,12 @@ export interface TextStore {
 	 * of the same file even if it is replaced meanwhile.
 	 */
 	openFile?(sessionId: string): Promise<StoredFileReader | undefined>;
+	/**
+	 * Removes a session's file if it is still the file that was opened as `identity`
+	 * (`StoredFileReader.identity`): what a new pack copied, now its only copy. `false` when it was
+	 * not removed (gone, or replaced since: a newer projection, which is kept).
+	 */
+	removeIf?(sessionId: string, identity: string): Promise<boolean>;
 }
 
 /** A stored file held open for reads by range (the text pack). */

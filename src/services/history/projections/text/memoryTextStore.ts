@@ -5,6 +5,15 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 	const files = new Map<string, Buffer>();
 	let heads: Buffer | undefined;
 	let pack: Buffer | undefined;
+	// Each stored buffer is a file: a write makes another (its identity, as a file's inode would be).
+	const identities = new WeakMap<Buffer, string>();
+	let written = 0;
+	const identityOf = (bytes: Buffer | undefined) => {
+		if (!bytes) return undefined;
+		let identity = identities.get(bytes);
+		if (identity === undefined) identities.set(bytes, (identity = `memory-${++written}`));
+		return identity;
+	};
 	return {
 		files,
 		list: async () => [...files.keys()],
@@ -30,8 +39,9 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		writeHeads: async (bytes) => {
 			heads = Buffer.from(bytes);
 		},
-		openFile: async (sessionId) => reader(files.get(sessionId)),
-		openPack: async () => reader(pack),
+		openFile: async (sessionId) => reader(files.get(sessionId), identityOf(files.get(sessionId))),
+		removeIf: async (sessionId, identity) => identityOf(files.get(sessionId)) === identity && files.delete(sessionId),
+		openPack: async () => reader(pack, identityOf(pack)),
 		writePack: async (fill) => {
 			const pieces: Buffer[] = [];
 			await fill((bytes) => pieces.push(Buffer.from(bytes)));
@@ -41,10 +51,11 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 }
 
 /** A stored file's bytes as a reader by range (`TextStore.openFile`, `openPack`). */
-function reader(bytes: Buffer | undefined): StoredFileReader | undefined {
+function reader(bytes: Buffer | undefined, identity: string | undefined): StoredFileReader | undefined {
 	if (bytes === undefined) return undefined;
 	return {
 		size: bytes.length,
+		...(identity !== undefined ? { identity } : {}),
 		read: (into, offset, length) => bytes.copy(into, 0, Math.min(offset, bytes.length), Math.min(bytes.length, offset + length)),
 		close: () => undefined,
 	};

@@ -26,6 +26,8 @@ const SEARCH_CHUNK = 512 * 1024;
 export class StoredTexts {
 	/** The pack's index as last parsed, and the file it was parsed from (`openPack`). */
 	private packIndex: { readonly identity: string; readonly entries: ReadonlyMap<string, PackEntry> } | undefined;
+	/** The pack a search's shown hits read from (`sliceFromPack`). */
+	private slicePack: TextPack | undefined;
 	/** The reused buffers: a scan's, and a chunked search's chunk, meta and head. */
 	private readonly buffers = new Map<"scan" | "chunk" | "meta" | "head", Buffer>();
 
@@ -37,9 +39,12 @@ export class StoredTexts {
 
 	/**
 	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
-	 * read into the scan buffer. `undefined` when there is none; an error when it cannot be used.
+	 * read into the scan buffer: from its own file, or, when it has none, from its entry in the pack
+	 * (`pack`, asked for only then; else the pack as it is now: it may have been replaced since
+	 * `pack` was opened, and the files it took removed). `undefined` when there is neither; an
+	 * error when it cannot be used.
 	 */
-	async read(id: string, part: "head" | "scan"): Promise<SessionText | undefined | SessionTextError> {
+	async read(id: string, part: "head" | "scan", pack?: () => Promise<TextPack | undefined>): Promise<SessionText | undefined | SessionTextError> {
 		// The header is parsed once, from the first bytes read; it says how many the caller needs.
 		let header: SessionText | undefined;
 		const extent = (first: Buffer): number => {
@@ -52,13 +57,56 @@ export class StoredTexts {
 		};
 		try {
 			// Into the reused buffer either way: a head is copied when it is held.
-			const bytes = await this.texts.read(id, { length: HEAD_READ, into: this.buffer(HEAD_READ), extent });
+			const bytes = (await this.texts.read(id, { length: HEAD_READ, into: this.buffer(HEAD_READ), extent })) ?? (await this.fromPack(id, pack, extent));
 			if (bytes === undefined) return undefined;
 			const wanted = part === "head" ? "head" : "text";
 			return header ? header.as(bytes, wanted) : SessionText.parse(bytes, id, wanted);
 		} catch (err) {
 			return err instanceof SessionTextError ? err : new SessionTextError((err as Error).message);
 		}
+	}
+
+	/** A packed session's first bytes, as `read` takes them from a file (`extent` says how many). */
+	private async fromPack(
+		id: string,
+		packOf: (() => Promise<TextPack | undefined>) | undefined,
+		extent: (first: Buffer) => number,
+	): Promise<Buffer | undefined> {
+		const pack = await packOf?.();
+		let entry = pack?.entries.get(id);
+		let from = pack;
+		let opened: TextPack | undefined;
+		if (!entry) {
+			opened = await this.openPack();
+			entry = opened?.entries.get(id);
+			from = opened;
+		}
+		try {
+			if (!entry || !from) return undefined;
+			const first = from.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
+			if (!first) return undefined;
+			const length = Math.min(entry.length, Math.max(first.length, extent(first)));
+			return length <= first.length ? first : from.read(entry, 0, length, this.buffer(length));
+		} finally {
+			opened?.close();
+		}
+	}
+
+	/**
+	 * `[start, end)` of a session's projection from the pack, when the pack holds `head`'s revision
+	 * whole: what a shown hit reads of a session that has no file. The pack stays open for the
+	 * search's other hits, until `releaseSlices` (the next search).
+	 */
+	async sliceFromPack(head: SessionText, start: number, end: number): Promise<Buffer | undefined> {
+		this.slicePack ??= await this.openPack();
+		const entry = this.slicePack?.entryFor(head);
+		return entry ? this.slicePack?.read(entry, start, end - start) : undefined;
+	}
+
+	/** Closes the pack the last search's shown hits read (`sliceFromPack`): a new search reads the pack as it is then. */
+	releaseSlices(): void {
+		this.slicePack?.close();
+		this.slicePack = undefined;
 	}
 
 	/**

@@ -3,24 +3,30 @@ import { SESSION_TEXT_VERSION } from "./sessionTextFormat.ts";
 import type { SessionText } from "./sessionText.ts";
 
 /**
- * The text pack (`text/pack.cache`): many sessions' projection files, each up to the end of its
- * text (what a scan reads), back to back in one file. A search reads each packed session's bytes
- * from it instead of opening that session's file: on the bench's 1 GB history, opening, checking
- * and closing 921 files was ≈ 25–30 ms of every search's ≈ 90 (Pi's, and a new process's).
+ * The text pack (`text/pack.cache`): many sessions' projection files, whole, back to back in one
+ * file. A search reads each packed session's bytes from it instead of opening that session's file
+ * (on the bench's 1 GB history, opening, checking and closing 921 files was ≈ 25–30 ms of every
+ * search's ≈ 90), and a packed session has no file of its own: the pack is its only copy, so the
+ * folded text is on disk once (`text/` was 3.3× the archived text with the pack beside every file,
+ * ≈ 2.2× without it), and a rebuild of every session writes one file instead of one per session
+ * (creating 919 files took ≈ 0.3–0.7 s of the rebuild on this machine, one file of the same bytes
+ * ≈ 50 ms).
  *
- * A cache beside the projection files, which stay what is checked against the archives: each
- * entry names the archive revision its bytes reflect, and is read only for a head of that
- * revision (the same revision means the same archive, so the same projection bytes). A session
- * changed since the pack was made is read from its own file until the next pack; a damaged pack,
- * or one of another projection version, is not read at all.
+ * Derived, like the files: each entry names the archive revision its bytes reflect, and is used
+ * only while the archive is still of that revision (the same revision means the same archive, so
+ * the same projection bytes). A session's own file, when there is one, is newer than its entry (it
+ * is written when the session changes; the pack, when many did) and is read first. A damaged pack,
+ * or one of another format or projection version, is not read at all: its sessions are made again
+ * from their archives, as missing files are.
  *
- *   entries  per session, its projection file's first `length` bytes (header line, table, ids,
- *            meta, text), in session id order
+ *   entries  per session, its projection file (header line, table, ids, meta, text, original), in
+ *            session id order
  *   index    JSON: `{"format","version","textVersion","entries":[[sessionId, revision, offset, length], …]}`
  *   footer   `PBTPACK1`, then the index's offset as a u48 LE and 2 zero bytes
  */
 const FORMAT = "pbot-history-text-pack";
-const VERSION = 1;
+/** 2: entries hold whole files (1: up to the end of the text, beside the files; such a pack is not read). */
+const VERSION = 2;
 const MAGIC = "PBTPACK1";
 const FOOTER = 16;
 
@@ -30,7 +36,7 @@ export interface PackEntry {
 	readonly revision: string;
 	/** Where its bytes start in the pack. */
 	readonly offset: number;
-	/** How many: its projection file up to the end of its text (`SessionText.scanBytes`). */
+	/** How many: its whole projection file (`SessionText.end`). */
 	readonly length: number;
 }
 
@@ -98,10 +104,10 @@ export class TextPack {
 		}
 	}
 
-	/** The entry holding `head`'s projection (its revision, up to the end of its text), if any. */
+	/** The entry holding `head`'s projection (of its revision, whole), if any. */
 	entryFor(head: SessionText): PackEntry | undefined {
 		const entry = this.entries.get(head.sessionId);
-		return entry !== undefined && entry.revision === head.revision && entry.length === head.scanBytes() ? entry : undefined;
+		return entry !== undefined && entry.revision === head.revision && entry.length === head.end ? entry : undefined;
 	}
 
 	/** How many of `heads` the pack does not hold (each read from its own file). */
