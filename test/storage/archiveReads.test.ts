@@ -2,14 +2,14 @@
  * `parseJsonInPieces` must give exactly what `JSON.parse` of the whole text gives (values, key
  * order, repeated keys, `__proto__`), and fail with the native parser's own error on anything
  * damaged. Small piece sizes split every object and array of the fixtures' archives. Archives are
- * read into one reused buffer (`ReadBuffer`): each read must still give its own archive.
+ * read into one reused buffer (`ReusedBuffer`): each read must still give its own archive.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readArchive, writeArchive } from "../../src/storage/history-files/index.ts";
-import { ReadBuffer } from "../../src/storage/history-files/regularFile.ts";
+import { ReusedBuffer } from "../../src/services/history/model/reusedBuffer.ts";
 import { jsonBytes } from "../../src/storage/history-files/writeJsonAtomic.ts";
 import { parseJsonInPieces, splitAndParse } from "../../src/storage/history-files/jsonInPieces.ts";
 import { fixtureIndex, fixtureState } from "../query/helpers.ts";
@@ -118,7 +118,7 @@ describe("archives read into one reused buffer", () => {
 	});
 
 	it("reuses its buffer up to its limit, and reads a larger file into a buffer of its own", () => {
-		const buffer = new ReadBuffer(1 << 20);
+		const buffer = new ReusedBuffer(1 << 20);
 		const a = buffer.take(100_000);
 		const b = buffer.take(50_000);
 		expect(b.buffer).toBe(a.buffer);

@@ -183,6 +183,15 @@ describe("the text pack", () => {
 		expect(await answers(service)).toEqual(want);
 		expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`rebuilt from the archives \\(${KEYS.length} missing\\)`));
 		expect(await projected(workspace)).toEqual([]);
+		// Made by a catch-up that visits no session (listing sessions), as by a search: each projection
+		// is made in one reused buffer and copied into the pack; what this process keeps of them is its own.
+		await rm(textDir(workspace), { recursive: true });
+		const lister = open();
+		const listed = await lister.sessions();
+		expect(await projected(workspace)).toEqual([]);
+		expect(await answers(lister)).toEqual(want);
+		expect(await lister.sessions()).toEqual(listed);
+		expect(await answers(open())).toEqual(want);
 		expect((await packEntries(pack)).map(([id]) => id)).toEqual((await packEntries(pack)).map(([id]) => id).sort());
 		expect((await packEntries(pack)).length).toBe(KEYS.length);
 		expect(await answers(open())).toEqual(want);

@@ -12,7 +12,8 @@ import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder } from "./paths.ts";
 import { stampOfStats, type WrittenArchives } from "./writtenArchives.ts";
 import { parseJsonInPieces } from "./jsonInPieces.ts";
-import { ReadBuffer, readRegularFile, readRegularFileStamped } from "./regularFile.ts";
+import { ReusedBuffer } from "../../services/history/model/reusedBuffer.ts";
+import { readRegularFile, readRegularFileStamped } from "./regularFile.ts";
 import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
 
 export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
@@ -21,7 +22,7 @@ export { ArchiveError, type ArchiveErrorCode } from "./archiveShape.ts";
  * What archives are read into: each is parsed right after its read (synchronously, into strings
  * of its own: nothing keeps the bytes), so one buffer serves every read. Up to 16 MB is kept.
  */
-const archiveReads = new ReadBuffer(16 * 1024 * 1024);
+const archiveReads = new ReusedBuffer(16 * 1024 * 1024);
 
 /** The only folder pbot writes to, relative to the workspace. */
 export const PBOT_DIR = join(".pi", "pbot");

@@ -1,3 +1,4 @@
+import { ReusedBuffer } from "../../services/history/model/reusedBuffer.ts";
 import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats, unlinkSync } from "node:fs";
 
 /**
@@ -70,26 +71,6 @@ export function readJsonDocument(path: string, format: string, version: number):
 }
 
 /**
- * A buffer files are read into again and again, for bytes used right after the read and never
- * kept (an archive, parsed at once): reading into fresh memory costs more than the read itself.
- * The bench's 919 archives (108 MB) took 260 ms read into a new buffer each, most of it the first
- * touch of new memory, and 70 ms read into one reused buffer. A file above `keep` bytes is read
- * into a buffer of its own, and the reused one does not grow to it.
- */
-export class ReadBuffer {
-	private buffer = Buffer.alloc(0);
-
-	constructor(private readonly keep: number) {}
-
-	/** `size` bytes to read into, valid until the next `take`. */
-	take(size: number): Buffer {
-		if (size > this.keep) return Buffer.allocUnsafe(size);
-		if (this.buffer.length < size) this.buffer = Buffer.allocUnsafeSlow(Math.min(this.keep, Math.max(size, 2 * this.buffer.length, 64 * 1024)));
-		return this.buffer.subarray(0, size);
-	}
-}
-
-/**
  * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
  * fit) and its `stat` as of the read, or
  * `undefined` when there is none. Anything else at the name (a link, a FIFO, a folder) is an error
@@ -98,18 +79,18 @@ export class ReadBuffer {
  */
 export function readRegularFile(
 	path: string,
-	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer | ReadBuffer; readonly extent?: (first: Buffer) => number } = {},
+	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer | ReusedBuffer; readonly extent?: (first: Buffer) => number } = {},
 ): { readonly bytes: Buffer; readonly stat: Stats } | undefined {
 	return withRegularFile(path, (fd, stat) => {
 		const fileSize = Number(stat.size);
 		const offset = Math.min(options.offset ?? 0, fileSize);
 		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);
-		if (options.into instanceof ReadBuffer && !options.extent) {
+		if (options.into instanceof ReusedBuffer && !options.extent) {
 			const bytes = options.into.take(size);
 			const got = fill(fd, bytes, 0, size, offset);
 			return { bytes: got === size ? bytes : bytes.subarray(0, got), stat };
 		}
-		const into = options.into instanceof ReadBuffer ? undefined : options.into;
+		const into = options.into instanceof ReusedBuffer ? undefined : options.into;
 		let bytes = into && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
 		let got = fill(fd, bytes, 0, size, offset);
 		if (options.extent && got === size) {
@@ -131,7 +112,7 @@ export function readRegularFile(
  * the name is a `NotRegularFileError`. The stat describes the bytes read: a file replaced by
  * rename meanwhile is another inode, one changed in place has other times.
  */
-export function readRegularFileStamped(path: string, into?: ReadBuffer): { readonly bytes: Buffer; readonly stat: BigIntStats } | undefined {
+export function readRegularFileStamped(path: string, into?: ReusedBuffer): { readonly bytes: Buffer; readonly stat: BigIntStats } | undefined {
 	// The stat is taken before the read: a change made in place while it reads shows as another stamp.
 	const opened = openForRead(path, (fd) => fstatSync(fd, { bigint: true }));
 	if (!opened) return undefined;

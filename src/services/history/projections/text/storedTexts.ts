@@ -40,11 +40,15 @@ export class StoredTexts {
 	/**
 	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
 	 * read into the scan buffer: from its own file, or, when it has none, from its entry in the pack
-	 * (`pack`, asked for only then; else the pack as it is now: it may have been replaced since
-	 * `pack` was opened, and the files it took removed). `undefined` when there is neither; an
-	 * error when it cannot be used.
+	 * (`pack()`, asked for only then; when that lacks the session, `pack(true)`: the pack as it is
+	 * now, which may have replaced the one opened and taken the session's file). `undefined` when
+	 * there is neither; an error when it cannot be used.
 	 */
-	async read(id: string, part: "head" | "scan", pack?: () => Promise<TextPack | undefined>): Promise<SessionText | undefined | SessionTextError> {
+	async read(
+		id: string,
+		part: "head" | "scan",
+		pack?: (again?: boolean) => Promise<TextPack | undefined>,
+	): Promise<SessionText | undefined | SessionTextError> {
 		// The header is parsed once, from the first bytes read; it says how many the caller needs.
 		let header: SessionText | undefined;
 		const extent = (first: Buffer): number => {
@@ -69,27 +73,20 @@ export class StoredTexts {
 	/** A packed session's first bytes, as `read` takes them from a file (`extent` says how many). */
 	private async fromPack(
 		id: string,
-		packOf: (() => Promise<TextPack | undefined>) | undefined,
+		packOf: ((again?: boolean) => Promise<TextPack | undefined>) | undefined,
 		extent: (first: Buffer) => number,
 	): Promise<Buffer | undefined> {
-		const pack = await packOf?.();
+		let pack = await packOf?.();
 		let entry = pack?.entries.get(id);
-		let from = pack;
-		let opened: TextPack | undefined;
 		if (!entry) {
-			opened = await this.openPack();
-			entry = opened?.entries.get(id);
-			from = opened;
+			pack = await packOf?.(true);
+			entry = pack?.entries.get(id);
 		}
-		try {
-			if (!entry || !from) return undefined;
-			const first = from.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
-			if (!first) return undefined;
-			const length = Math.min(entry.length, Math.max(first.length, extent(first)));
-			return length <= first.length ? first : from.read(entry, 0, length, this.buffer(length));
-		} finally {
-			opened?.close();
-		}
+		if (!entry || !pack) return undefined;
+		const first = pack.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
+		if (!first) return undefined;
+		const length = Math.min(entry.length, Math.max(first.length, extent(first)));
+		return length <= first.length ? first : pack.read(entry, 0, length, this.buffer(length));
 	}
 
 	/**

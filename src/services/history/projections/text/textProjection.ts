@@ -6,11 +6,14 @@ import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
+import { ReusedBuffer } from "../../model/reusedBuffer.ts";
 import { encodePackIndex, type PackEntry, type TextPack } from "./textPack.ts";
 import { writeTextPack } from "./writeTextPack.ts";
 
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
 const MAX_PENDING_WRITES = 16;
+/** The largest projection a pack-making catch-up makes in its reused buffer (larger ones get their own). */
+const MADE_SCRATCH_BYTES = 32 * 1024 * 1024;
 /**
  * Sessions a pack may leave to their own files before a catch-up that packs makes a new one: each
  * costs a search an open, a `stat` and a close (≈ 30 µs here), a new pack a copy of every
@@ -309,19 +312,27 @@ export class TextProjection {
 	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined, how: CatchUpHow): Promise<void> {
 		// A scan of every session reads those the pack holds from it (one open); another catch-up
 		// opens it only for a session with no file of its own.
-		let pack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
+		const scanPack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
+		let pack = scanPack;
 		let opened = pack !== undefined;
-		const packOf = async () => {
-			if (!opened) {
+		let reopened = false;
+		// A session with no file, not in the pack opened: the pack is opened again once per catch-up
+		// (another writer may have replaced it, taking the session's file), not once per such session.
+		const packOf = async (again = false) => {
+			if (!opened || (again && !reopened)) {
+				reopened ||= again;
 				opened = true;
-				pack = await this.stored.openPack();
+				const now = await this.stored.openPack();
+				if (pack !== scanPack) pack?.close();
+				pack = now;
 			}
 			return pack;
 		};
 		try {
-			await this.catchUpWith(visit, only, how, pack, packOf);
+			await this.catchUpWith(visit, only, how, scanPack, packOf);
 		} finally {
-			pack?.close();
+			scanPack?.close();
+			if (pack !== scanPack) pack?.close();
 		}
 	}
 
@@ -363,7 +374,7 @@ export class TextProjection {
 		only: string | undefined,
 		{ fresh = false, needle, packing = false }: CatchUpHow,
 		pack: TextPack | undefined,
-		packOf: () => Promise<TextPack | undefined>,
+		packOf: (again?: boolean) => Promise<TextPack | undefined>,
 	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
@@ -499,12 +510,15 @@ export class TextProjection {
 		if (!read) return undefined; // removed meanwhile
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
 		await this.timeSlice.pause();
-		const body = projectSessionText(read.archive);
+		const made = this.madeInPack;
+		// Into one reused buffer while a pack is made: nothing keeps the bytes past this session (the
+		// pack copies them at once; a visit keeps only the head it is given, copied, as it does of a
+		// file read into the scan buffer).
+		const body = projectSessionText(read.archive, undefined, made ? (size) => made.scratch.take(size) : undefined);
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
 		);
-		const made = this.madeInPack;
 		if (made) {
 			made.append(bytes);
 			made.entries.push({ sessionId: id, revision: read.revision, offset: made.end, length: bytes.length });
@@ -533,7 +547,7 @@ export class TextProjection {
 		let failed: { readonly error: unknown } | undefined;
 		try {
 			await writePack(async (append) => {
-				const made: MadeInPack = { append, entries: [], end: 0 };
+				const made: MadeInPack = { append, entries: [], end: 0, scratch: new ReusedBuffer(MADE_SCRATCH_BYTES) };
 				this.madeInPack = made;
 				try {
 					await eachSession();
@@ -645,6 +659,8 @@ export class TextProjection {
 /** A pack being written by a catch-up that makes every session (`TextProjection.packingMade`). */
 interface MadeInPack {
 	readonly append: (bytes: Uint8Array) => void;
+	/** What the projections of sessions not visited are made in, one after another. */
+	readonly scratch: ReusedBuffer;
 	readonly entries: PackEntry[];
 	end: number;
 }
