@@ -58,6 +58,11 @@ function projection(sliceMs?: number, warnings: string[] = []): TextProjection {
 	});
 }
 
+/** Session ids with a projection file of their own. */
+async function projected(): Promise<string[]> {
+	return (await readdir(textDir(made.workspace))).filter((n) => n.endsWith(".text"));
+}
+
 /** Each session visited: its id, revision and number of documents. */
 async function scanned(p: TextProjection): Promise<string[]> {
 	const seen: string[] = [];
@@ -128,6 +133,29 @@ describe("long work lets the event loop turn", () => {
 		expect(again.files.map((f) => f.sessionId).sort()).toEqual(heads.map((h) => h.sessionId).sort());
 		first.close();
 		(await check()).close();
+	});
+
+	it("a pack's removals of the files it copied, between files", async () => {
+		await rm(join(textDir(made.workspace), "pack.cache"), { force: true });
+		const base = workspaceTextStore(made.workspace);
+		expect((await projected()).length).toBe(SESSIONS);
+		let turns = 0;
+		const at: number[] = [];
+		// The store's removals, each noting how many turns the loop had made by then.
+		const texts = { ...base, removeIf: async (id: string, identity: string) => (at.push(turns), base.removeIf?.(id, identity) ?? false) };
+		const p = new TextProjection({ archives: workspaceArchiveStore(made.workspace), texts, warn: () => undefined, sliceMs: 0, packAfter: 1 });
+		let done = false;
+		const tick = () => {
+			turns++;
+			if (!done) setImmediate(tick);
+		};
+		setImmediate(tick);
+		await p.catchUp(undefined, undefined, { pack: true });
+		done = true;
+		expect(at).toHaveLength(SESSIONS);
+		// The loop turned before each removal.
+		for (let i = 1; i < at.length; i++) expect(at[i] as number).toBeGreaterThan(at[i - 1] as number);
+		expect(await projected()).toEqual([]);
 	});
 
 	it("discovery of a folder's session files, between files", async () => {
