@@ -142,7 +142,13 @@ describe("long work lets the event loop turn", () => {
 		let turns = 0;
 		const at: number[] = [];
 		// The store's removals, each noting how many turns the loop had made by then.
-		const texts = { ...base, removeIf: async (id: string, identity: string) => (at.push(turns), base.removeIf?.(id, identity) ?? false) };
+		const texts = {
+			...base,
+			removeIf: async (id: string, identity: string) => {
+				at.push(turns);
+				return (await base.removeIf?.(id, identity)) ?? false;
+			},
+		};
 		const p = new TextProjection({ archives: workspaceArchiveStore(made.workspace), texts, warn: () => undefined, sliceMs: 0, packAfter: 1 });
 		let done = false;
 		const tick = () => {
