@@ -205,6 +205,20 @@ describe("the text pack", () => {
 		void few;
 	});
 
+	it("gives a packed session's head to a process that needs its rows and no longer finds them in the heads file", async () => {
+		const { workspace, open } = await setup();
+		const want = await open().archivedQa();
+		expect(want.size).toBeGreaterThan(10);
+		// A process (\`watch\`) that read the header lines, then lost the heads file (another process
+		// rewriting it, a person clearing it): each session's rows come from its pack entry.
+		const service = open();
+		await service.sessions();
+		await rm(join(textDir(workspace), "heads.cache"));
+		expect(await service.archivedQa()).toEqual(want);
+		expect(service.takeWarnings()).toEqual([]);
+		expect(await projected(workspace)).toEqual([]);
+	});
+
 	it("is not read when it is damaged, cut short or of another version, and the next ingest writes it again", async () => {
 		const damage: Record<string, (pack: string) => Promise<void>> = {
 			"cut short": async (pack) => truncate(pack, Math.floor((await stat(pack)).size / 2)),

@@ -70,7 +70,10 @@ export class StoredTexts {
 		}
 	}
 
-	/** A packed session's first bytes, as `read` takes them from a file (`extent` says how many). */
+	/**
+	 * A packed session's first bytes, as `read` takes them from a file (`extent` says how many):
+	 * from `packOf`'s pack, else (without one, or when that lacks the session) the pack as it is now.
+	 */
 	private async fromPack(
 		id: string,
 		packOf: ((again?: boolean) => Promise<TextPack | undefined>) | undefined,
@@ -78,15 +81,20 @@ export class StoredTexts {
 	): Promise<Buffer | undefined> {
 		let pack = await packOf?.();
 		let entry = pack?.entries.get(id);
+		let opened: TextPack | undefined;
 		if (!entry) {
-			pack = await packOf?.(true);
+			pack = packOf ? await packOf(true) : (opened = await this.openPack());
 			entry = pack?.entries.get(id);
 		}
-		if (!entry || !pack) return undefined;
-		const first = pack.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
-		if (!first) return undefined;
-		const length = Math.min(entry.length, Math.max(first.length, extent(first)));
-		return length <= first.length ? first : pack.read(entry, 0, length, this.buffer(length));
+		try {
+			if (!entry || !pack) return undefined;
+			const first = pack.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
+			if (!first) return undefined;
+			const length = Math.min(entry.length, Math.max(first.length, extent(first)));
+			return length <= first.length ? first : pack.read(entry, 0, length, this.buffer(length));
+		} finally {
+			opened?.close();
+		}
 	}
 
 	/**
