@@ -205,6 +205,41 @@ describe("the text pack", () => {
 		void few;
 	});
 
+	it("still answers when the pack a catch-up makes cannot be written (a full disk), and makes the lost sessions again next time", async () => {
+		const { workspace, open, pack } = await setup();
+		const want = await archivedAnswers(open);
+		await rm(textDir(workspace), { recursive: true });
+		const base = workspaceTextStore(workspace);
+		let appended = 0;
+		// The disk fills up after the fourth projection appended to the new pack.
+		const texts: TextStore = {
+			...base,
+			writePack: async (fill) =>
+				base.writePack?.((append) =>
+					fill((bytes) => {
+						if (++appended > 4) throw new Error("ENOSPC: no space left on device");
+						append(bytes);
+					}),
+				),
+		};
+		const warnings: string[] = [];
+		const projection = new TextProjection({ archives: workspaceArchiveStore(workspace), texts, warn: (w) => warnings.push(w), packAfter: 1 });
+		const seen: string[] = [];
+		await projection.scan(
+			(text) => seen.push(text.sessionId),
+			undefined,
+			async () => undefined,
+		);
+		expect(seen).toHaveLength(KEYS.length);
+		expect(warnings.join("\n")).toMatch(/search text pack: ENOSPC/);
+		await expect(stat(pack)).rejects.toThrow();
+		// The sessions made after the failure went to files; the four appended before are made again.
+		expect((await projected(workspace)).length).toBe(KEYS.length - 5);
+		const service = open();
+		expect(await answers(service)).toEqual(want);
+		expect(service.takeWarnings().join("\n")).toMatch(/rebuilt from the archives \(5 missing\)/);
+	});
+
 	it("gives a packed session's head to a process that needs its rows and no longer finds them in the heads file", async () => {
 		const { workspace, open } = await setup();
 		const want = await open().archivedQa();

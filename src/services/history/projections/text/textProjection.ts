@@ -518,15 +518,21 @@ export class TextProjection {
 		// Into one reused buffer while a pack is made: nothing keeps the bytes past this session (the
 		// pack copies them at once; a visit keeps only the head it is given, copied, as it does of a
 		// file read into the scan buffer).
-		const body = projectSessionText(read.archive, undefined, made ? (size) => made.scratch.take(size) : undefined);
+		const packing = made !== undefined && made.broken === undefined;
+		const body = projectSessionText(read.archive, undefined, packing ? (size) => made.scratch.take(size) : undefined);
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
 		);
-		if (made) {
-			made.append(bytes);
-			made.entries.push({ sessionId: id, revision: read.revision, offset: made.end, length: bytes.length });
-			made.end += bytes.length;
+		if (packing) {
+			try {
+				made.append(bytes);
+				made.entries.push({ sessionId: id, revision: read.revision, offset: made.end, length: bytes.length });
+				made.end += bytes.length;
+			} catch (err) {
+				// (A full disk: the pack is given up at the end of the loop, with a warning, as a file's write failing is.)
+				made.broken = err as Error;
+			}
 		} else {
 			writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 			if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
@@ -561,6 +567,7 @@ export class TextProjection {
 				} finally {
 					this.madeInPack = undefined;
 				}
+				if (made.broken) throw made.broken;
 				if (made.entries.length === 0) throw new NothingMade();
 				append(encodePackIndex(made.entries, made.end));
 			});
@@ -667,6 +674,8 @@ interface MadeInPack {
 	readonly scratch: ReusedBuffer;
 	readonly entries: PackEntry[];
 	end: number;
+	/** Appending failed: the pack is given up, and the projections made after go to files. */
+	broken?: Error;
 }
 
 /** A catch-up meant to make every session into a pack made none (their files were current): no pack is written. */
