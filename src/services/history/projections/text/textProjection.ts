@@ -6,20 +6,11 @@ import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
-import { ReusedBuffer } from "../../model/reusedBuffer.ts";
-import { encodePackIndex, type PackEntry, type TextPack } from "./textPack.ts";
-import { writeTextPack } from "./writeTextPack.ts";
+import { PACK_AFTER, ProjectionPacks } from "./projectionPacks.ts";
+import type { TextPack } from "./textPack.ts";
 
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
 const MAX_PENDING_WRITES = 16;
-/** The largest projection a pack-making catch-up makes in its reused buffer (larger ones get their own). */
-const MADE_SCRATCH_BYTES = 32 * 1024 * 1024;
-/**
- * Sessions a pack may leave to their own files before a catch-up that packs makes a new one: each
- * costs a search an open, a `stat` and a close (≈ 30 µs here), a new pack a copy of every
- * session's text. So a pack is made again after many sessions changed, not after each exchange.
- */
-const PACK_AFTER = 64;
 /** Sessions the heads file may have wrong before a query's catch-up writes it again (see `headsFileBehind`). */
 const HEADS_AFTER = 32;
 
@@ -88,12 +79,10 @@ export class TextProjection {
 	 * bytes are taken from it.
 	 */
 	private readonly checkedFiles = new Set<string>();
-	/** While a catch-up makes every session into a new pack (`packingMade`): where each goes. */
-	private madeInPack: MadeInPack | undefined;
 	/** Sessions of this search whose slices come from the pack (they have no file of their own). */
 	private readonly packedSlices = new Set<string>();
-	/** The pack being written (`packBehind`), if any. */
-	private packing: Promise<void> | undefined;
+	/** Packing: behind the catch-ups, or by a catch-up that finds nothing (`projectionPacks.ts`). */
+	private readonly packs: ProjectionPacks;
 	/** Whether this process read the heads file (a catch-up does once; until then only sessions `read` looked at are held). */
 	private headsFileRead = false;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
@@ -102,6 +91,15 @@ export class TextProjection {
 	constructor(private readonly options: TextProjectionOptions) {
 		this.stored = new StoredTexts(options.texts);
 		this.timeSlice = new TimeSlice(options.sliceMs);
+		this.packs = new ProjectionPacks({
+			archives: options.archives,
+			texts: options.texts,
+			stored: this.stored,
+			timeSlice: this.timeSlice,
+			warn: options.warn,
+			packAfter: options.packAfter ?? PACK_AFTER,
+			heads: () => [...this.heads.values()],
+		});
 	}
 
 	/**
@@ -123,7 +121,7 @@ export class TextProjection {
 		} = {},
 	): Promise<void> {
 		const caught = this.inTurn(() => this.catchUpNow(visit, only, { fresh: options.fresh === true, packing: options.pack === true }));
-		return options.pack === true ? caught.then(() => this.packBehind()) : caught;
+		return options.pack === true ? caught.then(() => this.packs.behind()) : caught;
 	}
 
 	/**
@@ -336,43 +334,6 @@ export class TextProjection {
 		}
 	}
 
-	/**
-	 * After a catch-up that packs: a new pack when the one there leaves `packAfter` sessions or
-	 * more to their own files. Outside the catch-ups' turns, one at a time: searches and updates go
-	 * on meanwhile (a 92 MB pack takes ≈ 0.3 s), reading the old pack or the files, and what a new
-	 * pack copies is checked against the heads as they were (a file replaced meanwhile is left
-	 * out). Only for stores that report archive revisions: a pack entry is trusted by its revision,
-	 * and a revision counted by one process means nothing to another.
-	 */
-	private packBehind(): Promise<void> {
-		this.packing ??= this.packNow().finally(() => {
-			this.packing = undefined;
-		});
-		return this.packing;
-	}
-
-	private async packNow(): Promise<void> {
-		if (!this.options.texts.writePack || !this.options.archives.revisions) return;
-		const heads = [...this.heads.values()];
-		const pack = await this.stored.openPack();
-		try {
-			const missing = pack ? pack.missing(heads) : heads.length;
-			if (missing < (this.options.packAfter ?? PACK_AFTER) || missing === 0) return;
-			const { files } = await writeTextPack(this.options.texts, heads, pack, () => this.timeSlice.pause());
-			// The pack is now their only copy: a file replaced since it was copied (a newer projection)
-			// stays. The loop turns between removals (919 took ≈ 70 ms of Pi's thread in one go).
-			for (const { sessionId, identity } of files) {
-				await this.timeSlice.pause();
-				await this.options.texts.removeIf?.(sessionId, identity);
-			}
-		} catch (err) {
-			// A cache: searches read every session's own file meanwhile.
-			this.options.warn(`search text pack: ${(err as Error).message}`);
-		} finally {
-			pack?.close();
-		}
-	}
-
 	private async catchUpWith(
 		visit: ((text: SessionText, head: SessionText) => void) | undefined,
 		only: string | undefined,
@@ -408,8 +369,7 @@ export class TextProjection {
 			this.heads.size === 0 &&
 			only === undefined &&
 			ids.length >= (this.options.packAfter ?? PACK_AFTER) &&
-			this.options.texts.writePack !== undefined &&
-			archives.revisions !== undefined &&
+			this.packs.possible &&
 			(await packOf()) === undefined;
 		// The event loop turns between sessions now and then (Pi's input is echoed meanwhile). What
 		// may run then cannot change what this turn sees: projection writes wait for it, and an
@@ -466,7 +426,7 @@ export class TextProjection {
 				if (visited) visit(text, head);
 			}
 		};
-		if (bulk) await this.packingMade(eachSession);
+		if (bulk) await this.packs.making(eachSession);
 		else await eachSession();
 		// A session live in memory whose first archive write has not landed yet.
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
@@ -514,67 +474,17 @@ export class TextProjection {
 		if (!read) return undefined; // removed meanwhile
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
 		await this.timeSlice.pause();
-		const made = this.madeInPack;
-		// Into one reused buffer while a pack is made: nothing keeps the bytes past this session (the
-		// pack copies them at once; a visit keeps only the head it is given, copied, as it does of a
-		// file read into the scan buffer).
-		const packing = made !== undefined && made.broken === undefined;
-		const body = projectSessionText(read.archive, undefined, packing ? (size) => made.scratch.take(size) : undefined);
+		const body = projectSessionText(read.archive, undefined, this.packs.alloc);
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
 		);
-		if (packing) {
-			try {
-				made.append(bytes);
-				made.entries.push({ sessionId: id, revision: read.revision, offset: made.end, length: bytes.length });
-				made.end += bytes.length;
-			} catch (err) {
-				// (A full disk: the pack is given up at the end of the loop, with a warning, as a file's write failing is.)
-				made.broken = err as Error;
-			}
-		} else {
+		// Into the pack a catch-up that finds nothing makes, else a file of its own.
+		if (!this.packs.append(id, read.revision, bytes)) {
 			writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 			if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		}
 		return SessionText.parse(bytes, id, "whole");
-	}
-
-	/**
-	 * Runs a catch-up's loop over the sessions (`eachSession`) with every projection it makes
-	 * appended to a new pack (`madeInPack`) instead of written to a file of its own: one file
-	 * created instead of hundreds (creating 919 files took ≈ 0.3–0.7 s of a rebuild here, the
-	 * folder's journal stalling each creation while the others' data was written out). The pack
-	 * is in place when the loop ends. If writing it fails, the catch-up still ends (the sessions
-	 * are searched from memory this time, made again next time, with a warning); if the loop
-	 * fails, its error is the catch-up's, as it is without a pack.
-	 */
-	private async packingMade(eachSession: () => Promise<void>): Promise<void> {
-		const writePack = this.options.texts.writePack;
-		if (!writePack) return eachSession();
-		// One pack writer at a time in this process (one behind may still be copying).
-		await this.packing;
-		let failed: { readonly error: unknown } | undefined;
-		try {
-			await writePack(async (append) => {
-				const made: MadeInPack = { append, entries: [], end: 0, scratch: new ReusedBuffer(MADE_SCRATCH_BYTES) };
-				this.madeInPack = made;
-				try {
-					await eachSession();
-				} catch (error) {
-					failed = { error };
-					throw error;
-				} finally {
-					this.madeInPack = undefined;
-				}
-				if (made.broken) throw made.broken;
-				if (made.entries.length === 0) throw new NothingMade();
-				append(encodePackIndex(made.entries, made.end));
-			});
-		} catch (err) {
-			if (failed) throw failed.error;
-			if (!(err instanceof NothingMade)) this.options.warn(`search text pack: ${(err as Error).message}`);
-		}
 	}
 
 	/**
@@ -666,17 +576,3 @@ export class TextProjection {
 		for (const id of orphans) if (!now.has(id)) await this.options.texts.remove(id).catch(() => undefined);
 	}
 }
-
-/** A pack being written by a catch-up that makes every session (`TextProjection.packingMade`). */
-interface MadeInPack {
-	readonly append: (bytes: Uint8Array) => void;
-	/** What the projections of sessions not visited are made in, one after another. */
-	readonly scratch: ReusedBuffer;
-	readonly entries: PackEntry[];
-	end: number;
-	/** Appending failed: the pack is given up, and the projections made after go to files. */
-	broken?: Error;
-}
-
-/** A catch-up meant to make every session into a pack made none (their files were current): no pack is written. */
-class NothingMade extends Error {}
