@@ -72,7 +72,7 @@ export function readJsonDocument(path: string, format: string, version: number):
 
 /**
  * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
- * fit) and its `stat` as of the read, or
+ * fit, or into what a `ReusedBuffer` gives, valid until its next use) and its `stat` as of the read, or
  * `undefined` when there is none. Anything else at the name (a link, a FIFO, a folder) is an error
  * that says what it is. Synchronous: pbot's files are small and read whole, and a thread-pool round
  * trip per file cost more than the read.
