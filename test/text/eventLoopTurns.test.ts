@@ -164,6 +164,29 @@ describe("long work lets the event loop turn", () => {
 		expect(await projected()).toEqual([]);
 	});
 
+	it("a pack's removals go on past a file that cannot be removed, which stays as a second copy, without a warning", async () => {
+		await rm(textDir(made.workspace), { recursive: true, force: true });
+		await projection().catchUp();
+		const files = await projected();
+		expect(files).toHaveLength(SESSIONS);
+		const base = workspaceTextStore(made.workspace);
+		const stuck = files[3]?.slice(0, -".text".length) as string;
+		// One file is held open elsewhere (Windows refuses to remove it).
+		const texts = {
+			...base,
+			removeIf: async (id: string, identity: string) => {
+				if (id === stuck) throw Object.assign(new Error(`EBUSY: resource busy or locked, unlink '${id}.text'`), { code: "EBUSY" });
+				return (await base.removeIf?.(id, identity)) ?? false;
+			},
+		};
+		const warnings: string[] = [];
+		const p = new TextProjection({ archives: workspaceArchiveStore(made.workspace), texts, warn: (w) => warnings.push(w), packAfter: 1 });
+		await p.catchUp(undefined, undefined, { pack: true });
+		expect(await projected()).toEqual([`${stuck}.text`]);
+		expect(warnings).toEqual([]);
+		expect(await scanned(projection())).toEqual(await scanned(p));
+	});
+
 	it("discovery of a folder's session files, between files", async () => {
 		const discover = (sliceMs?: number) =>
 			fileDiscovery({ workspace: made.workspace, scanDirs: [made.sessions], ...(sliceMs !== undefined ? { sliceMs } : {}) }).discover();

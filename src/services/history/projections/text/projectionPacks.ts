@@ -69,10 +69,11 @@ export class ProjectionPacks {
 			const missing = pack ? pack.missing(heads) : heads.length;
 			if (missing < this.options.packAfter || missing === 0) return;
 			const { files } = await writeTextPack(texts, heads, pack, () => timeSlice.pause());
-			// The loop turns between removals (919 took ≈ 70 ms of Pi's thread in one go).
+			// The loop turns between removals (919 took ≈ 70 ms of Pi's thread in one go). A file that
+			// cannot be removed (open in another process on Windows) is only a second copy: left.
 			for (const { sessionId, identity } of files) {
 				await timeSlice.pause();
-				await texts.removeIf?.(sessionId, identity);
+				await texts.removeIf?.(sessionId, identity).catch(() => false);
 			}
 		} catch (err) {
 			// A cache: searches read every session's own file meanwhile.
