@@ -85,18 +85,15 @@ export function readRegularFile(
 		const fileSize = Number(stat.size);
 		const offset = Math.min(options.offset ?? 0, fileSize);
 		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);
-		if (options.into instanceof ReusedBuffer && !options.extent) {
-			const bytes = options.into.take(size);
-			const got = fill(fd, bytes, 0, size, offset);
-			return { bytes: got === size ? bytes : bytes.subarray(0, got), stat };
-		}
-		const into = options.into instanceof ReusedBuffer ? undefined : options.into;
-		let bytes = into && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
+		const { into } = options;
+		const take = (length: number): Buffer =>
+			into instanceof ReusedBuffer ? into.take(length) : into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+		let bytes = take(size);
 		let got = fill(fd, bytes, 0, size, offset);
 		if (options.extent && got === size) {
 			const total = Math.min(options.extent(bytes.subarray(0, got)), fileSize - offset);
 			if (total > got) {
-				const more = into && into.length >= total ? into.subarray(0, total) : Buffer.allocUnsafe(total);
+				const more = take(total);
 				if (more.buffer !== bytes.buffer || more.byteOffset !== bytes.byteOffset) bytes.copy(more, 0, 0, got);
 				bytes = more;
 				got = fill(fd, bytes, got, total, offset);

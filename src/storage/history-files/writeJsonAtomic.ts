@@ -188,19 +188,13 @@ async function fsyncFolder(dir: string): Promise<void> {
  * file `isTemporaryFile` knows).
  */
 export async function replaceFileStreamed(file: string, fill: (append: (bytes: Uint8Array) => void) => Promise<void>): Promise<void> {
-	const temp = temporaryName(file);
-	let renamed = false;
+	const temp = openTemporary(file);
+	let written = false;
 	try {
-		const fd = openSync(temp, "wx", 0o644);
-		try {
-			await fill((bytes) => writeAll(fd, bytes));
-		} finally {
-			closeSync(fd);
-		}
-		renameSync(temp, file);
-		renamed = true;
+		await fill((bytes) => writeAll(temp.fd, bytes));
+		written = true;
 	} finally {
-		if (!renamed) rmSync(temp, { force: true });
+		temp.finish(written);
 	}
 }
 
@@ -211,20 +205,39 @@ export async function replaceFileStreamed(file: string, fill: (append: (bytes: U
  * round trip. A failed write removes its temporary file.
  */
 export function replaceFileSync(file: string, bytes: Uint8Array): void {
-	const temp = temporaryName(file);
-	let renamed = false;
+	const temp = openTemporary(file);
+	let written = false;
 	try {
-		const fd = openSync(temp, "wx", 0o644);
-		try {
-			writeAll(fd, bytes);
-		} finally {
-			closeSync(fd);
-		}
-		renameSync(temp, file);
-		renamed = true;
+		writeAll(temp.fd, bytes);
+		written = true;
 	} finally {
-		if (!renamed) rmSync(temp, { force: true });
+		temp.finish(written);
 	}
+}
+
+/**
+ * A new temporary file beside `file` (`temporaryName`), open for writing: `finish(true)` closes it
+ * and renames it over `file`; `finish(false)`, or a close or rename that fails, removes it. Shared
+ * by the synchronous write and the streamed one (which awaits between pieces).
+ */
+function openTemporary(file: string): { readonly fd: number; finish(rename: boolean): void } {
+	const temp = temporaryName(file);
+	const fd = openSync(temp, "wx", 0o644);
+	return {
+		fd,
+		finish(rename) {
+			let renamed = false;
+			try {
+				closeSync(fd);
+				if (rename) {
+					renameSync(temp, file);
+					renamed = true;
+				}
+			} finally {
+				if (!renamed) rmSync(temp, { force: true });
+			}
+		},
+	};
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {

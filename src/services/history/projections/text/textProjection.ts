@@ -312,14 +312,12 @@ export class TextProjection {
 		// opens it only for a session with no file of its own.
 		const scanPack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
 		let pack = scanPack;
-		let opened = pack !== undefined;
-		let reopened = false;
 		// A session with no file, not in the pack opened: the pack is opened again once per catch-up
 		// (another writer may have replaced it, taking the session's file), not once per such session.
+		let opens = scanPack ? 1 : 0;
 		const packOf = async (again = false) => {
-			if (!opened || (again && !reopened)) {
-				reopened ||= again;
-				opened = true;
+			if (opens === 0 || (again && opens === 1)) {
+				opens++;
 				const now = await this.stored.openPack();
 				if (pack !== scanPack) pack?.close();
 				pack = now;
