@@ -323,9 +323,12 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
 		projectionMatches = false;
 		problems.push("no text pack after the final ingest");
 	}
+	// Copy keys are made for sessions in a fork chain: with a parent, or named as one.
+	const forkParents = new Set([...final.archives.values()].map((a) => a.session.parentSessionId));
 	for (const [id, archive] of final.archives) {
 		const stat = statSync(join(historyDir(workspace), `${id}.json`));
-		const want = finishSessionText(projectSessionText(archive), revisionOf(stat));
+		const copyKeys = archive.session.parentSessionId !== undefined || forkParents.has(id);
+		const want = finishSessionText(projectSessionText(archive, { copyKeys }), revisionOf(stat));
 		// Its own file, or (a packed session has none) its entry in the pack: whole, the same bytes.
 		const text = SessionText.parse(want, id, "whole");
 		const entry = pack?.entryFor(text);

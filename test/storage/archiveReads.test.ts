@@ -9,9 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readArchive, writeArchive } from "../../src/storage/history-files/index.ts";
+import { archivePath, readArchiveParent } from "../../src/storage/history-files/archiveFiles.ts";
+import { writeFile } from "node:fs/promises";
 import { ReusedBuffer } from "../../src/services/history/model/reusedBuffer.ts";
 import { jsonBytes } from "../../src/storage/history-files/writeJsonAtomic.ts";
-import { parseJsonInPieces, splitAndParse } from "../../src/storage/history-files/jsonInPieces.ts";
+import { leadingMembers, parseJsonInPieces, splitAndParse } from "../../src/storage/history-files/jsonInPieces.ts";
 import { fixtureIndex, fixtureState } from "../query/helpers.ts";
 
 /** The same value, the same keys in the same order, all the way down. */
@@ -130,5 +132,49 @@ describe("archives read into one reused buffer", () => {
 		const grown = buffer.take(900_000);
 		expect(grown.length).toBe(900_000);
 		expect(buffer.take(5).buffer).toBe(grown.buffer);
+	});
+});
+
+describe("an archive's parent from its first bytes", () => {
+	let workspace: string;
+	beforeEach(async () => {
+		workspace = await mkdtemp(join(tmpdir(), "pbot-parent-"));
+	});
+	afterEach(async () => {
+		await rm(workspace, { recursive: true, force: true });
+	});
+
+	it("is what the whole archive says, and undefined when its first bytes do not tell", async () => {
+		const archives = Object.values((await fixtureState(Object.keys(fixtureIndex.sessions))).sessions);
+		expect(archives.filter((a) => a.session.parentSessionId !== undefined).length).toBeGreaterThan(0);
+		for (const archive of archives) {
+			await writeArchive(workspace, archive);
+			expect(readArchiveParent(workspace, archive.session.sessionId)).toBe(archive.session.parentSessionId ?? null);
+		}
+		const [first] = archives;
+		if (!first) throw new Error("no archive");
+		const id = first.session.sessionId;
+		expect(readArchiveParent(workspace, "0190ffff-0000-7000-8000-000000000000")).toBeUndefined();
+		// `session` past the first 4 KB, another version, a session cut off, another session's id: not told.
+		const { format, version, session, ...rest } = first;
+		for (const json of [
+			JSON.stringify({ format, version, ...rest, pad: "x".repeat(5000), session }),
+			JSON.stringify({ ...first, version: 99 }),
+			JSON.stringify({ format, version, session }).slice(0, 60),
+			JSON.stringify({ format, version, session: { ...session, sessionId: "0190ffff-0000-7000-8000-000000000000" } }),
+		]) {
+			await writeFile(archivePath(workspace, id), json);
+			expect(readArchiveParent(workspace, id)).toBeUndefined();
+		}
+	});
+
+	it("reads leading members up to the one asked for, and no further", () => {
+		const bytes = Buffer.from('{"a":"x\\"y,}","b":[1,{"c":"]"}],"__proto__":{"d":1},"e":');
+		expect(leadingMembers(bytes, "b")).toEqual({ a: 'x"y,}', b: [1, { c: "]" }] });
+		const proto = leadingMembers(bytes, "__proto__");
+		expect(Object.keys(proto ?? {})).toEqual(["a", "b", "__proto__"]);
+		expect(leadingMembers(bytes, "e")).toBeUndefined();
+		expect(leadingMembers(bytes, "z")).toBeUndefined();
+		expect(leadingMembers(Buffer.from("[1,2]"), "a")).toBeUndefined();
 	});
 });

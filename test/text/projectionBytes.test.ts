@@ -46,7 +46,7 @@ describe("projectSessionText reusing an earlier body", () => {
 		let reusedSomewhere = 0;
 		for (const archive of archives) {
 			const reuse: DocBytesCache = new WeakMap();
-			const first = projectSessionText(archive, reuse);
+			const first = projectSessionText(archive, { reuse });
 			expect(finishSessionText(first, "r1")).toEqual(finishSessionText(projectSessionText(archive), "r1"));
 
 			// As the live tail changes a session: a Q&A answered anew (new text, not ASCII), a Q&A
@@ -67,7 +67,7 @@ describe("projectSessionText reusing an earlier body", () => {
 					? [{ type: "SummaryReady" as const, sessionId, id: summary.id, text: "Ｒeady: the pool was sized.", model: "faux/m", at: summary.endedAt }]
 					: []),
 			]) as SessionArchive;
-			const second = projectSessionText(after, reuse);
+			const second = projectSessionText(after, { reuse });
 			expect(finishSessionText(second, "r2")).toEqual(finishSessionText(projectSessionText(after), "r2"));
 
 			// The unchanged documents now point into the second body: the next one copies from it.
@@ -82,7 +82,7 @@ describe("projectSessionText reusing an earlier body", () => {
 					node: { ...added, parts: [...added.parts, { kind: "reply", entryId: "e-new-reply", text: "By the pond.", at: added.startedAt, stopReason: "stop" }] },
 				},
 			]) as SessionArchive;
-			expect(finishSessionText(projectSessionText(third, reuse), "r3")).toEqual(finishSessionText(projectSessionText(third), "r3"));
+			expect(finishSessionText(projectSessionText(third, { reuse }), "r3")).toEqual(finishSessionText(projectSessionText(third), "r3"));
 		}
 		expect(reusedSomewhere).toBeGreaterThan(archives.length);
 	});

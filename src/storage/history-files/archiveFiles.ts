@@ -5,13 +5,13 @@
  */
 import { readdir, rename } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import type { SessionArchive } from "../../services/history/projections/archive.ts";
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive } from "../../services/history/projections/archive.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { ArchiveError, upcastArchive, type UpcastResult } from "./archiveShape.ts";
 import { lockPathOf, withFileLock, type FileLockOptions } from "./fileLock.ts";
 import { checkPbotFolder } from "./paths.ts";
 import { stampOfStats, type WrittenArchives } from "./writtenArchives.ts";
-import { parseJsonInPieces } from "./jsonInPieces.ts";
+import { leadingMembers, parseJsonInPieces } from "./jsonInPieces.ts";
 import { ReusedBuffer } from "../../services/history/model/reusedBuffer.ts";
 import { readRegularFile, readRegularFileStamped } from "./regularFile.ts";
 import { isTemporaryFile, revisionOf, writeJsonAtomic } from "./writeJsonAtomic.ts";
@@ -139,6 +139,30 @@ export async function readArchiveWithRevision(
 			continue;
 		}
 		return { archive: parsed.archive, revision: revisionOf(read.stat) };
+	}
+}
+
+/** How much of an archive `readArchiveParent` reads: its `session` comes third, after its format and version. */
+const SESSION_PREFIX_BYTES = 4096;
+
+/**
+ * The session an archive names as its parent (`session.parentSessionId`), from the archive's first
+ * bytes without parsing the rest: `null` for none; `undefined` when they do not tell (no archive,
+ * another format or version, `session` not among the first members, anything unusual). What the
+ * text projection asks of archives it is about to project (`ArchiveStore.parentOf`).
+ */
+export function readArchiveParent(workspace: string, sessionId: string): string | null | undefined {
+	try {
+		const read = readRegularFile(archivePath(workspace, sessionId), { length: SESSION_PREFIX_BYTES, into: archiveReads });
+		const members = read && leadingMembers(read.bytes, "session");
+		if (members?.format !== ARCHIVE_FORMAT || members.version !== ARCHIVE_VERSION) return undefined;
+		const session = members.session as { readonly sessionId?: unknown; readonly parentSessionId?: unknown } | null | undefined;
+		if (typeof session !== "object" || session === null || session.sessionId !== sessionId) return undefined;
+		const parent = session.parentSessionId;
+		return parent === undefined ? null : typeof parent === "string" ? parent : undefined;
+	} catch {
+		// Not a regular file, unreadable: the archive's own read says so.
+		return undefined;
 	}
 }
 

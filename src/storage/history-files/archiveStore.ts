@@ -1,7 +1,7 @@
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
-import { listArchiveIds, readArchiveCleaning, readArchiveWithRevision } from "./archiveFiles.ts";
+import { listArchiveIds, readArchiveCleaning, readArchiveParent, readArchiveWithRevision } from "./archiveFiles.ts";
 import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
 import { archiveRevisions, cachedArchiveRevisions } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
@@ -37,6 +37,7 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 		sync: () => syncHistoryFolder(workspace),
 		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
+		parentOf: async (sessionId) => readArchiveParent(workspace, sessionId),
 	};
 }
 
@@ -77,6 +78,10 @@ export function memoryArchiveStore(initial: Iterable<SessionArchive> = []): Arch
 		readWithRevision: async (id) => {
 			const text = files.get(id);
 			return text === undefined ? undefined : { archive: JSON.parse(text) as SessionArchive, revision: revisions.get(id) as string };
+		},
+		parentOf: async (id) => {
+			const text = files.get(id);
+			return text === undefined ? undefined : ((JSON.parse(text) as SessionArchive).session.parentSessionId ?? null);
 		},
 	};
 }

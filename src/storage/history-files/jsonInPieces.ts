@@ -54,6 +54,44 @@ export function splitAndParse(bytes: Buffer, pieceBytes: number): unknown {
 	return new Pieces(bytes, pieceBytes).value(start, trimSpace(bytes, start, bytes.length));
 }
 
+/**
+ * The first members of the object that `bytes` begins with (a file's first bytes: the rest may be
+ * cut off), parsed, up to and including `last`; `undefined` when the bytes end before it, the
+ * object ends without it, or they are not such an object. What reading an archive's `session`
+ * from its first few KB needs, without the rest.
+ */
+export function leadingMembers(bytes: Buffer, last: string): Record<string, unknown> | undefined {
+	try {
+		const pieces = new Pieces(bytes, Number.POSITIVE_INFINITY);
+		const members: Record<string, unknown> = {};
+		let at = skipSpace(bytes, 0);
+		if (bytes[at] !== OPEN_OBJECT) return undefined;
+		at = skipSpace(bytes, at + 1);
+		for (;;) {
+			if (bytes[at] !== QUOTE) return undefined;
+			const keyEnd = stringEnd(bytes, at, bytes.length);
+			const key = JSON.parse(bytes.toString("utf8", at, keyEnd)) as string;
+			at = skipSpace(bytes, keyEnd);
+			if (bytes[at] !== COLON) return undefined;
+			const valueStart = skipSpace(bytes, at + 1);
+			const valueEnd = pieces.valueEnd(valueStart, bytes.length);
+			// (An own property, as `JSON.parse` makes it, whatever the key.)
+			Object.defineProperty(members, key, {
+				value: JSON.parse(bytes.toString("utf8", valueStart, trimSpace(bytes, valueStart, valueEnd))),
+				writable: true,
+				enumerable: true,
+				configurable: true,
+			});
+			if (key === last) return members;
+			if (bytes[valueEnd] !== COMMA) return undefined;
+			at = skipSpace(bytes, valueEnd + 1);
+		}
+	} catch {
+		// Cut off inside a member, or not JSON.
+		return undefined;
+	}
+}
+
 class Pieces {
 	constructor(
 		private readonly bytes: Buffer,
@@ -112,7 +150,7 @@ class Pieces {
 	 * Where the member starting at `start` ends: the index of the comma or the closing bracket after
 	 * it, at its container's depth. Inside strings it jumps from quote to quote.
 	 */
-	private valueEnd(start: number, end: number): number {
+	valueEnd(start: number, end: number): number {
 		const bytes = this.bytes;
 		let depth = 0;
 		for (let at = start; at < end; at++) {

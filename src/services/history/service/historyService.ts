@@ -388,7 +388,7 @@ export class HistoryService {
 		let body = this.bodies.get(archive);
 		if (!body) {
 			const reuse = this.liveSessions.has(archive.session.sessionId) ? this.liveDocs : undefined;
-			this.bodies.set(archive, (body = projectSessionText(archive, reuse)));
+			this.bodies.set(archive, (body = projectSessionText(archive, { ...(reuse ? { reuse } : {}), copyKeys: this.projection.needsCopyKeys(archive) })));
 		}
 		return body;
 	}

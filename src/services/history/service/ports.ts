@@ -32,6 +32,13 @@ export interface ArchiveStore {
 	revisions?(options?: { readonly fresh?: boolean }): Promise<ReadonlyMap<string, string>>;
 	/** An archive and the revision of exactly what was read, or `undefined` when there is none. */
 	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
+	/**
+	 * The session an archive names as its parent, read cheaply (the workspace store: from the
+	 * archive's first bytes): `null` for none, `undefined` when it cannot tell. The text projection
+	 * asks it of the archives it is about to project, to know every fork chain before a search
+	 * visits a session (`TextProjection`, copy keys).
+	 */
+	parentOf?(sessionId: string): Promise<string | null | undefined>;
 }
 
 export interface TextReadOptions {

@@ -30,6 +30,8 @@ export interface SessionTextBody {
 	readonly sessionId: string;
 	readonly info: SessionTextInfo;
 	readonly docs: number;
+	/** Whether its Q&A have copy keys (`ProjectOptions.copyKeys`). */
+	readonly copyKeys: boolean;
 	readonly table: Buffer;
 	readonly ids: Buffer;
 	readonly meta: Buffer;
@@ -68,18 +70,33 @@ export interface DocBytes {
  */
 export type DocBytesCache = WeakMap<QaNode | SummaryRecord, DocBytes>;
 
+/** How a projection is made (`projectSessionText`). */
+export interface ProjectOptions {
+	/**
+	 * For a session projected again and again (the live one: every appended batch makes a new
+	 * archive revision): its unchanged documents are copied from the last body instead of folded,
+	 * encoded and hashed again. A 30 MB session took ≈ 50 ms a batch without it.
+	 */
+	readonly reuse?: DocBytesCache;
+	/** Gives the buffer the file is made in (a caller that writes it out at once reuses one). */
+	readonly alloc?: (size: number) => Buffer;
+	/**
+	 * Whether its Q&A get copy keys (`copyKey`): only fork de-duplication reads them, so only a
+	 * session in a fork chain needs them — one with a parent, which is the default here, or one
+	 * that another session names as its parent, which the caller knows (`TextProjection`). Hashing
+	 * every Q&A's text was ≈ 0.2 s of rebuilding the bench's 1 GB history, where 5 % of the Q&A are
+	 * in such chains.
+	 */
+	readonly copyKeys?: boolean;
+}
+
 /**
  * Projects an archive: its documents' folded text and what ranking, filtering and fork
  * de-duplication need. Pure but for `reuse`, which it reads and refreshes. The archive revision
  * goes in later (`finishSessionText`): a write learns it only once the archive is stored.
- *
- * `reuse` is for a session projected again and again (the live one: every appended batch makes a
- * new archive revision): its unchanged documents are copied from the last body instead of folded,
- * encoded and hashed again. A 30 MB session took ≈ 50 ms a batch without it.
- *
- * `alloc` gives the buffer the file is made in (a caller that writes it out at once reuses one).
  */
-export function projectSessionText(archive: SessionArchive, reuse?: DocBytesCache, alloc: (size: number) => Buffer = Buffer.allocUnsafe): SessionTextBody {
+export function projectSessionText(archive: SessionArchive, { reuse, alloc = Buffer.allocUnsafe, copyKeys }: ProjectOptions = {}): SessionTextBody {
+	const withKeys = copyKeys ?? archive.session.parentSessionId !== undefined;
 	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
 	const known = docs.map((d) => reuse?.get(d));
@@ -115,9 +132,13 @@ export function projectSessionText(archive: SessionArchive, reuse?: DocBytesCach
 	}
 	const parent = archive.session.parentSessionId;
 	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
-	const info: SessionTextInfo = { ...sessionInfo(archive), summariesDue: due, ...(parent !== undefined ? { parentSessionId: parent } : {}) };
+	const info: SessionTextInfo = {
+		...sessionInfo(archive),
+		summariesDue: due,
+		...(parent !== undefined ? { parentSessionId: parent } : {}),
+	};
 	const sizes = { table: docs.length * ROW_BYTES, ids: Buffer.byteLength(ids), meta: Buffer.byteLength(meta), text: textBytes, original: originalBytes };
-	const headerRoom = headerLine(archive.session.sessionId, "", docs.length, sizes, info).length + REVISION_ROOM;
+	const headerRoom = headerLine(archive.session.sessionId, "", docs.length, sizes, info, withKeys).length + REVISION_ROOM;
 	const file = alloc(headerRoom + sizes.table + sizes.ids + sizes.meta + sizes.text + sizes.original);
 	let at = headerRoom;
 	const section = (length: number) => file.subarray(at, (at += length));
@@ -143,9 +164,12 @@ export function projectSessionText(archive: SessionArchive, reuse?: DocBytesCach
 		const key = table.subarray(row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
 		let flags = 0;
 		if (isQaDoc(doc)) {
-			flags = FLAG_COPY_KEY | (doc.completed ? FLAG_COMPLETED : 0);
-			if (bytes?.copyKey) bytes.copyKey.copy(key);
-			else copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(key);
+			flags = doc.completed ? FLAG_COMPLETED : 0;
+			if (withKeys) {
+				flags |= FLAG_COPY_KEY;
+				if (bytes?.copyKey) bytes.copyKey.copy(key);
+				else copyKey(doc, original.subarray(originalAt, originalAt + originalLength)).copy(key);
+			}
 		} else {
 			const qa = covered[i] as QaNode[];
 			flags = (qa.every((q) => q.completed) ? FLAG_COMPLETED : 0) | (doc.stale === true ? FLAG_STALE : 0);
@@ -165,14 +189,26 @@ export function projectSessionText(archive: SessionArchive, reuse?: DocBytesCach
 		reuse?.set(doc, {
 			folded: text.subarray(textAt, textAt + textLength),
 			original: original.subarray(originalAt, originalAt + originalLength),
-			...(isQaDoc(doc) ? { copyKey: key } : {}),
+			...(withKeys && isQaDoc(doc) ? { copyKey: key } : {}),
 		});
 		textAt += textLength + 1;
 		originalAt += originalLength;
 		idAt += idLength;
 		metaAt += metaLength;
 	});
-	return { sessionId: archive.session.sessionId, info, docs: docs.length, table, ids: idBytes, meta: metaBytes, text, original, file, headerRoom };
+	return {
+		sessionId: archive.session.sessionId,
+		info,
+		docs: docs.length,
+		copyKeys: withKeys,
+		table,
+		ids: idBytes,
+		meta: metaBytes,
+		text,
+		original,
+		file,
+		headerRoom,
+	};
 }
 
 /**
@@ -183,7 +219,7 @@ export function projectSessionText(archive: SessionArchive, reuse?: DocBytesCach
  */
 export function finishSessionText(body: SessionTextBody, revision: string): Buffer {
 	const sizes = { table: body.table.length, ids: body.ids.length, meta: body.meta.length, text: body.text.length, original: body.original.length };
-	const line = headerLine(body.sessionId, revision, body.docs, sizes, body.info);
+	const line = headerLine(body.sessionId, revision, body.docs, sizes, body.info, body.copyKeys);
 	if (line.length <= body.headerRoom && !finished.has(body.file)) {
 		finished.add(body.file);
 		const at = body.headerRoom - line.length;
@@ -200,6 +236,7 @@ function headerLine(
 	docs: number,
 	sizes: { readonly ids: number; readonly meta: number; readonly text: number; readonly original: number },
 	info: SessionTextInfo,
+	copyKeys: boolean,
 ): Buffer {
 	const header: SessionTextHeader = {
 		format: SESSION_TEXT_FORMAT,
@@ -211,6 +248,7 @@ function headerLine(
 		metaBytes: sizes.meta,
 		textBytes: sizes.text,
 		originalBytes: sizes.original,
+		...(copyKeys ? {} : { copyKeys: false as const }),
 		session: info,
 	};
 	return Buffer.from(`${JSON.stringify(header)}\n`, "utf8");

@@ -98,9 +98,10 @@ export class ProjectionPacks {
 		// One pack writer at a time in this process (one behind may still be copying).
 		await this.writing;
 		let failed: { readonly error: unknown } | undefined;
+		const replaced: string[] = [];
 		try {
 			await writePack(async (append) => {
-				const made: MadeInPack = { append, entries: [], end: 0, scratch: new ReusedBuffer(MADE_SCRATCH_BYTES) };
+				const made: MadeInPack = { append, entries: [], end: 0, scratch: new ReusedBuffer(MADE_SCRATCH_BYTES), replaced };
 				this.made = made;
 				try {
 					await eachSession();
@@ -114,6 +115,11 @@ export class ProjectionPacks {
 				if (made.entries.length === 0) throw new NothingMade();
 				append(encodePackIndex(made.entries, made.end));
 			});
+			// Files the pack's entries replace (read before an entry, they would hide it), once it is in place.
+			for (const id of replaced) {
+				await this.options.timeSlice.pause();
+				await this.options.texts.remove(id).catch(() => undefined);
+			}
 		} catch (err) {
 			if (failed) throw failed.error;
 			if (!(err instanceof NothingMade)) this.options.warn(`search text pack: ${(err as Error).message}`);
@@ -130,14 +136,19 @@ export class ProjectionPacks {
 		return made && made.broken === undefined ? (size) => made.scratch.take(size) : undefined;
 	}
 
-	/** Appends a projection made now to the pack being made; `false` when none is (the caller writes its file). */
-	append(sessionId: string, revision: string, bytes: Buffer): boolean {
+	/**
+	 * Appends a projection made now to the pack being made; `false` when none is (the caller writes
+	 * its file). `replaces`: the session has a file (damaged, behind its archive, or without the copy
+	 * keys it needs), removed once the pack is in place (a file is read before a pack entry).
+	 */
+	append(sessionId: string, revision: string, bytes: Buffer, replaces = false): boolean {
 		const made = this.made;
 		if (!made || made.broken !== undefined) return false;
 		try {
 			made.append(bytes);
 			made.entries.push({ sessionId, revision, offset: made.end, length: bytes.length });
 			made.end += bytes.length;
+			if (replaces) made.replaced.push(sessionId);
 		} catch (err) {
 			// (A full disk: the pack is given up at the end of the loop, with a warning, as a file's write failing is.)
 			made.broken = err as Error;
@@ -152,6 +163,8 @@ interface MadeInPack {
 	/** What the projections are made in, one after another. */
 	readonly scratch: ReusedBuffer;
 	readonly entries: PackEntry[];
+	/** Sessions whose file an entry replaces (`append`). */
+	readonly replaced: string[];
 	end: number;
 	/** Appending failed: the pack is given up, and the projections made after go to files. */
 	broken?: Error;

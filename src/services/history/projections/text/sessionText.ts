@@ -74,6 +74,16 @@ export class SessionText {
 		return this.header.revision;
 	}
 
+	/** Whether its Q&A have copy keys (made for a session in a fork chain; every projection before the header said so had them). */
+	get hasCopyKeys(): boolean {
+		return this.header.copyKeys !== false;
+	}
+
+	/** The session its archive names as its parent, if any. */
+	get parentSessionId(): string | undefined {
+		return this.header.session.parentSessionId;
+	}
+
 	get docs(): number {
 		return this.header.docs;
 	}

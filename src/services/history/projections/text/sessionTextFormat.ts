@@ -17,7 +17,8 @@
  *              8 idStart u32   · 12 idLength u32  (in the ids section)
  *             16 level u32 (0 = Q&A) · 20 flags u32 (`FLAG_…`)
  *             24 startMs f64 · 32 endMs f64
- *             40 copy key: 8 bytes of a hash of the Q&A's entry ids and parts (fork copies)
+ *             40 copy key: 8 bytes of a hash of the Q&A's entry ids and parts (fork copies; only
+ *                in a session in a fork chain: else zero, and `FLAG_COPY_KEY` unset)
  *             48 originalStart u32 · 52 originalEnd u32 (in the original section)
  *             56 metaStart u32 · 60 metaEnd u32 (in the meta section)
  *   ids      the documents' node ids, back to back (ASCII)
@@ -57,7 +58,7 @@ export const COPY_KEY_BYTES = 8;
 /** The byte after each document's folded text. */
 export const SEPARATOR = 0xff;
 
-/** The row has a copy key (a Q&A). */
+/** The row has a copy key (a Q&A of a session in a fork chain). */
 export const FLAG_COPY_KEY = 1;
 /** A completed Q&A; a summary whose covered Q&A are all completed. */
 export const FLAG_COMPLETED = 2;
@@ -88,6 +89,11 @@ export interface SessionTextHeader {
 	readonly metaBytes: number;
 	readonly textBytes: number;
 	readonly originalBytes: number;
+	/**
+	 * `false`: its Q&A have no copy keys (`FLAG_COPY_KEY` unset: keys are made for sessions in a
+	 * fork chain only). Absent: they have them (every projection before this field had them).
+	 */
+	readonly copyKeys?: false;
 	readonly session: SessionTextInfo;
 }
 

@@ -258,7 +258,7 @@ export class TextProjection {
 	 * made from it before the write) and the revision the write reports.
 	 */
 	put(source: SessionArchive | SessionTextBody, revision: string | undefined): Promise<void> {
-		const body = "table" in source ? source : projectSessionText(source);
+		const body = "table" in source ? source : projectSessionText(source, { copyKeys: this.needsCopyKeys(source) });
 		return this.inTurn(() => this.store(body, revision ?? this.nextLocalRevision()));
 	}
 
@@ -269,6 +269,40 @@ export class TextProjection {
 	refresh(archive: SessionArchive, revision: string): Promise<void> {
 		if (this.heads.get(archive.session.sessionId)?.revision === revision) return Promise.resolve();
 		return this.put(archive, revision);
+	}
+
+	/**
+	 * Whether a session's projection needs copy keys (fork de-duplication reads them): it has a
+	 * parent, or a session held or live here names it as one. A process that holds no heads (an
+	 * ingest) cannot tell the second: its next catch-up makes such a projection again with them.
+	 */
+	needsCopyKeys(archive: SessionArchive): boolean {
+		const id = archive.session.sessionId;
+		if (archive.session.parentSessionId !== undefined) return true;
+		for (const head of this.heads.values()) if (head.parentSessionId === id) return true;
+		for (const { text } of this.overlays.values()) if (text.parentSessionId === id) return true;
+		return false;
+	}
+
+	/**
+	 * The sessions some session names as its parent, before a catch-up's loop: named by the heads
+	 * held and the overlays, and by the archives of the sessions the loop will make again (their
+	 * first bytes, `ArchiveStore.parentOf`). Each such session is made with copy keys before the
+	 * loop visits it, so a search that meets a new fork hides its copies at once.
+	 */
+	private async forkParents(ids: readonly string[], revisions: ReadonlyMap<string, string> | undefined): Promise<Set<string>> {
+		const parents = new Set<string>();
+		for (const head of this.heads.values()) if (head.parentSessionId !== undefined) parents.add(head.parentSessionId);
+		for (const { text } of this.overlays.values()) if (text.parentSessionId !== undefined) parents.add(text.parentSessionId);
+		const parentOf = this.options.archives.parentOf;
+		if (!parentOf) return parents;
+		for (const id of ids) {
+			const head = this.heads.get(id);
+			if (head !== undefined && (revisions === undefined || head.revision === revisions.get(id))) continue;
+			const parent = await parentOf(id).catch(() => undefined);
+			if (parent) parents.add(parent);
+		}
+		return parents;
 	}
 
 	private nextLocalRevision(): string {
@@ -358,6 +392,7 @@ export class TextProjection {
 				this.heads.delete(id);
 				gone++;
 			}
+		const parents = await this.forkParents(ids, revisions);
 		const rebuilt = { missing: 0, damaged: 0, made: 0 };
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
@@ -386,6 +421,9 @@ export class TextProjection {
 				}
 				let head = this.heads.get(id);
 				if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
+				// A parent made without copy keys (its first fork came since): made again with them.
+				const keysWanted = parents.has(id);
+				if (head !== undefined && keysWanted && !head.hasCopyKeys) head = undefined;
 				if (head !== undefined && !visited) continue;
 				// Read: for a scan, the body beside a current head, or the file to the end of its text
 				// (into the reused buffer); else the head.
@@ -411,12 +449,13 @@ export class TextProjection {
 				}
 				let text: SessionText | undefined;
 				const read = await this.stored.read(id, visited ? "scan" : "head", packOf);
-				if (read instanceof SessionText && (revision === undefined || read.revision === revision)) text = read;
+				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
 					if (read === undefined) rebuilt.missing++;
 					else if (!(read instanceof SessionText)) rebuilt.damaged++;
-					// (Behind its archive: what another process's write leaves; caught up silently.)
-					text = await this.rebuild(id, writes);
+					// (Behind its archive, what another process's write leaves, or without the copy keys
+					// it now needs: caught up silently.)
+					text = await this.rebuild(id, writes, keysWanted, read !== undefined);
 					rebuilt.made++;
 					if (!text) continue;
 				}
@@ -446,8 +485,12 @@ export class TextProjection {
 		if (problems.length > 0) this.options.warn(`search text rebuilt from the archives (${problems.join(", ")})`);
 	}
 
-	/** A session's projection made again from its archive, and returned (whole); its write joins `writes`. */
-	private async rebuild(id: string, writes: Promise<void>[]): Promise<SessionText | undefined> {
+	/**
+	 * A session's projection made again from its archive, and returned (whole); its write joins
+	 * `writes`. `parent`: another session names it as its parent (else as `needsCopyKeys` tells).
+	 * `replaces`: a file of it was read (damaged, behind, or without the copy keys it needs).
+	 */
+	private async rebuild(id: string, writes: Promise<void>[], parent = false, replaces = false): Promise<SessionText | undefined> {
 		const { archives } = this.options;
 		let read: { archive: SessionArchive; revision: string; newerVersion?: number } | undefined;
 		try {
@@ -472,13 +515,14 @@ export class TextProjection {
 		if (!read) return undefined; // removed meanwhile
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
 		await this.timeSlice.pause();
-		const body = projectSessionText(read.archive, undefined, this.packs.alloc);
+		const alloc = this.packs.alloc;
+		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys: parent || this.needsCopyKeys(read.archive) });
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
 		);
 		// Into the pack a catch-up that finds nothing makes, else a file of its own.
-		if (!this.packs.append(id, read.revision, bytes)) {
+		if (!this.packs.append(id, read.revision, bytes, replaces)) {
 			writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
 			if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		}
