@@ -273,8 +273,9 @@ export class TextProjection {
 
 	/**
 	 * Whether a session's projection needs copy keys (fork de-duplication reads them): it has a
-	 * parent, or a session held or live here names it as one. A process that holds no heads (an
-	 * ingest) cannot tell the second: its next catch-up makes such a projection again with them.
+	 * parent, or a head held or a session live here names it as one. What this process cannot tell
+	 * (an ingest holds no heads; a fork another process wrote) its next catch-up sees to: such a
+	 * projection is made again with them (`forkParents`).
 	 */
 	needsCopyKeys(archive: SessionArchive): boolean {
 		const id = archive.session.sessionId;
