@@ -300,6 +300,8 @@ export class TextProjection {
 		for (const id of ids) {
 			const head = this.heads.get(id);
 			if (head !== undefined && (revisions === undefined || head.revision === revisions.get(id))) continue;
+			// (919 archives' first bytes took 25–55 ms: Pi's input is echoed meanwhile.)
+			await this.timeSlice.pause();
 			const parent = await parentOf(id).catch(() => undefined);
 			if (parent) parents.add(parent);
 		}
