@@ -88,6 +88,32 @@ describe("long work lets the event loop turn", () => {
 		expect(check).toEqual([]);
 	});
 
+	it("a catch-up reading the first bytes of the archives it will make again (their parents), between archives", async () => {
+		await rm(textDir(made.workspace), { recursive: true, force: true });
+		const base = workspaceArchiveStore(made.workspace);
+		let turns = 0;
+		const at: number[] = [];
+		// The store's glances at archives' first bytes, each noting how many turns the loop had made by then.
+		const archives = {
+			...base,
+			parentOf: async (id: string) => {
+				at.push(turns);
+				return base.parentOf?.(id);
+			},
+		};
+		const p = new TextProjection({ archives, texts: workspaceTextStore(made.workspace), warn: () => undefined, sliceMs: 0 });
+		let done = false;
+		const tick = () => {
+			turns++;
+			if (!done) setImmediate(tick);
+		};
+		setImmediate(tick);
+		await p.catchUp();
+		done = true;
+		expect(at).toHaveLength(SESSIONS);
+		for (let i = 1; i < at.length; i++) expect(at[i] as number).toBeGreaterThan(at[i - 1] as number);
+	});
+
 	it("a search's scan, between sessions, and it sees what a scan without pauses sees", async () => {
 		const plain = await scanned(projection());
 		expect(plain).toHaveLength(SESSIONS);
