@@ -23,6 +23,12 @@ const SEARCH_CHUNK = 512 * 1024;
  * buffer per session: what a read returns is valid until the next read, and the projection copies
  * what it keeps (`TextProjection.hold`). When to read is the projection's (its turns); this only reads.
  */
+/** The pack as a catch-up reaches it (`StoredTexts.lazyPack`). */
+export interface LazyPack {
+	get(again?: boolean): Promise<TextPack | undefined>;
+	close(): void;
+}
+
 export class StoredTexts {
 	/** The pack's index as last parsed, and the file it was parsed from (`openPack`). */
 	private packIndex: { readonly identity: string; readonly entries: ReadonlyMap<string, PackEntry> } | undefined;
@@ -38,17 +44,39 @@ export class StoredTexts {
 	) {}
 
 	/**
+	 * The way a catch-up (or a filling of rows) gets to the pack for sessions with no file of their
+	 * own: `opened` (a scan's), else the pack opened when a session first asks; `get(true)`, when
+	 * that lacks the session, opens it once more (another writer may have replaced it, taking the
+	 * session's file) — once per catch-up, not once per such session. `close` closes what it opened
+	 * and `opened`.
+	 */
+	lazyPack(opened?: TextPack): LazyPack {
+		let pack = opened;
+		let opens = opened ? 1 : 0;
+		return {
+			get: async (again = false) => {
+				if (opens === 0 || (again && opens === 1)) {
+					opens++;
+					const now = await this.openPack();
+					if (pack !== opened) pack?.close();
+					pack = now;
+				}
+				return pack;
+			},
+			close: () => {
+				opened?.close();
+				if (pack !== opened) pack?.close();
+			},
+		};
+	}
+
+	/**
 	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
 	 * read into the scan buffer: from its own file, or, when it has none, from its entry in the pack
-	 * (`pack()`, asked for only then; when that lacks the session, `pack(true)`: the pack as it is
-	 * now, which may have replaced the one opened and taken the session's file). `undefined` when
-	 * there is neither; an error when it cannot be used.
+	 * (`pack.get()`, asked for only then; when that lacks the session, `pack.get(true)`). `undefined`
+	 * when there is neither; an error when it cannot be used.
 	 */
-	async read(
-		id: string,
-		part: "head" | "scan",
-		pack?: (again?: boolean) => Promise<TextPack | undefined>,
-	): Promise<SessionText | undefined | SessionTextError> {
+	async read(id: string, part: "head" | "scan", pack: LazyPack): Promise<SessionText | undefined | SessionTextError> {
 		// The header is parsed once, from the first bytes read; it says how many the caller needs.
 		let header: SessionText | undefined;
 		const extent = (first: Buffer): number => {
@@ -70,36 +98,24 @@ export class StoredTexts {
 		}
 	}
 
-	/**
-	 * A packed session's first bytes, as `read` takes them from a file (`extent` says how many):
-	 * from `packOf`'s pack, else (without one, or when that lacks the session) the pack as it is now.
-	 */
-	private async fromPack(
-		id: string,
-		packOf: ((again?: boolean) => Promise<TextPack | undefined>) | undefined,
-		extent: (first: Buffer) => number,
-	): Promise<Buffer | undefined> {
-		let pack = await packOf?.();
+	/** A packed session's first bytes, as `read` takes them from a file (`extent` says how many). */
+	private async fromPack(id: string, packs: LazyPack, extent: (first: Buffer) => number): Promise<Buffer | undefined> {
+		let pack = await packs.get();
 		let entry = pack?.entries.get(id);
-		let opened: TextPack | undefined;
 		if (!entry) {
-			pack = packOf ? await packOf(true) : (opened = await this.openPack());
+			pack = await packs.get(true);
 			entry = pack?.entries.get(id);
 		}
-		try {
-			if (!entry || !pack) return undefined;
-			const first = pack.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
-			if (!first) return undefined;
-			const length = Math.min(entry.length, Math.max(first.length, extent(first)));
-			return length <= first.length ? first : pack.read(entry, 0, length, this.buffer(length));
-		} finally {
-			opened?.close();
-		}
+		if (!entry || !pack) return undefined;
+		const first = pack.read(entry, 0, Math.min(HEAD_READ, entry.length), this.buffer(HEAD_READ));
+		if (!first) return undefined;
+		const length = Math.min(entry.length, Math.max(first.length, extent(first)));
+		return length <= first.length ? first : pack.read(entry, 0, length, this.buffer(length));
 	}
 
 	/**
-	 * `[start, end)` of a session's projection from the pack, when the pack holds `head`'s revision
-	 * whole: what a shown hit reads of a session that has no file. The pack stays open for the
+	 * `[start, end)` of a session's projection from the pack (all of those bytes, or `undefined`),
+	 * when the pack holds `head`'s revision whole: what a shown hit reads of a session that has no file. The pack stays open for the
 	 * search's other hits, until `releaseSlices` (the next search).
 	 */
 	async sliceFromPack(head: SessionText, start: number, end: number): Promise<Buffer | undefined> {

@@ -4,7 +4,7 @@ import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
 import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
-import { StoredTexts } from "./storedTexts.ts";
+import { type LazyPack, StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
 import { PACK_AFTER, ProjectionPacks } from "./projectionPacks.ts";
 import type { TextPack } from "./textPack.ts";
@@ -213,7 +213,7 @@ export class TextProjection {
 		if (head.bytes.length === head.end) return head.bytes.subarray(start, end); // whole in memory (an overlay)
 		if (this.heads.get(head.sessionId)?.revision !== head.revision) return undefined;
 		const { texts } = this.options;
-		if (this.packedSlices.has(head.sessionId)) return this.sliceOfPack(head, start, end);
+		if (this.packedSlices.has(head.sessionId)) return this.stored.sliceFromPack(head, start, end);
 		if (!this.checkedFiles.has(head.sessionId)) {
 			const line = head.bytes.subarray(0, head.headerBytes());
 			const stored = await texts.read(head.sessionId, { length: line.length }).catch(() => null);
@@ -221,7 +221,7 @@ export class TextProjection {
 			else {
 				// No file of its own (or another revision's): a packed session, read from the pack.
 				const packed = await this.stored.sliceFromPack(head, start, end);
-				if (packed && packed.length === end - start) {
+				if (packed) {
 					this.packedSlices.add(head.sessionId);
 					return packed;
 				}
@@ -230,12 +230,6 @@ export class TextProjection {
 		}
 		const bytes = await texts.read(head.sessionId, { offset: start, length: end - start }).catch(() => undefined);
 		return bytes && bytes.length === end - start ? bytes : undefined;
-	}
-
-	/** A slice of a session the pack held at the search's first slice of it. */
-	private async sliceOfPack(head: SessionText, start: number, end: number): Promise<Buffer | undefined> {
-		const packed = await this.stored.sliceFromPack(head, start, end);
-		return packed && packed.length === end - start ? packed : undefined;
 	}
 
 	/**
@@ -278,11 +272,15 @@ export class TextProjection {
 	 * projection is made again with them (`forkParents`).
 	 */
 	needsCopyKeys(archive: SessionArchive): boolean {
-		const id = archive.session.sessionId;
 		if (archive.session.parentSessionId !== undefined) return true;
-		for (const head of this.heads.values()) if (head.parentSessionId === id) return true;
-		for (const { text } of this.overlays.values()) if (text.parentSessionId === id) return true;
+		for (const parent of this.parentsNamed()) if (parent === archive.session.sessionId) return true;
 		return false;
+	}
+
+	/** The parents the held heads and the overlays name. */
+	private *parentsNamed(): Iterable<string> {
+		for (const head of this.heads.values()) if (head.parentSessionId !== undefined) yield head.parentSessionId;
+		for (const { text } of this.overlays.values()) if (text.parentSessionId !== undefined) yield text.parentSessionId;
 	}
 
 	/**
@@ -292,9 +290,7 @@ export class TextProjection {
 	 * loop visits it, so a search that meets a new fork hides its copies at once.
 	 */
 	private async forkParents(ids: readonly string[], revisions: ReadonlyMap<string, string> | undefined): Promise<Set<string>> {
-		const parents = new Set<string>();
-		for (const head of this.heads.values()) if (head.parentSessionId !== undefined) parents.add(head.parentSessionId);
-		for (const { text } of this.overlays.values()) if (text.parentSessionId !== undefined) parents.add(text.parentSessionId);
+		const parents = new Set(this.parentsNamed());
 		const parentOf = this.options.archives.parentOf;
 		if (!parentOf) return parents;
 		for (const id of ids) {
@@ -348,24 +344,11 @@ export class TextProjection {
 		// A scan of every session reads those the pack holds from it (one open); another catch-up
 		// opens it only for a session with no file of its own.
 		const scanPack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
-		let pack = scanPack;
-		// A session with no file, not in the pack opened: the pack is opened again once per catch-up
-		// (another writer may have replaced it, taking the session's file), not once per such session.
-		let opens = scanPack ? 1 : 0;
-		const packOf = async (again = false) => {
-			if (opens === 0 || (again && opens === 1)) {
-				opens++;
-				const now = await this.stored.openPack();
-				if (pack !== scanPack) pack?.close();
-				pack = now;
-			}
-			return pack;
-		};
+		const packs = this.stored.lazyPack(scanPack);
 		try {
-			await this.catchUpWith(visit, only, how, scanPack, packOf);
+			await this.catchUpWith(visit, only, how, scanPack, packs);
 		} finally {
-			scanPack?.close();
-			if (pack !== scanPack) pack?.close();
+			packs.close();
 		}
 	}
 
@@ -374,7 +357,7 @@ export class TextProjection {
 		only: string | undefined,
 		{ fresh = false, needle, packing = false }: CatchUpHow,
 		pack: TextPack | undefined,
-		packOf: (again?: boolean) => Promise<TextPack | undefined>,
+		packs: LazyPack,
 	): Promise<void> {
 		const { archives } = this.options;
 		// A scan of every session needs every head's rows (one read of the heads file costs less
@@ -406,7 +389,7 @@ export class TextProjection {
 			only === undefined &&
 			ids.length >= (this.options.packAfter ?? PACK_AFTER) &&
 			this.packs.possible &&
-			(await packOf()) === undefined;
+			(await packs.get()) === undefined;
 		// The event loop turns between sessions now and then (Pi's input is echoed meanwhile). What
 		// may run then cannot change what this turn sees: projection writes wait for it, and an
 		// overlay is dropped only after its session's projection was stored (`HistoryService`).
@@ -451,7 +434,7 @@ export class TextProjection {
 					head = undefined;
 				}
 				let text: SessionText | undefined;
-				const read = await this.stored.read(id, visited ? "scan" : "head", packOf);
+				const read = await this.stored.read(id, visited ? "scan" : "head", packs);
 				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
 					if (read === undefined) rebuilt.missing++;
@@ -557,19 +540,25 @@ export class TextProjection {
 		if (missing.length === 0) return;
 		const cached = (await this.stored.heads("rows"))?.heads ?? new Map<string, SessionText>();
 		const writes: Promise<void>[] = [];
-		for (const head of missing) {
-			await this.timeSlice.pause();
-			let full = cached.get(head.sessionId);
-			if (full?.revision !== head.revision) {
-				// Not in the heads file as held: it is written again at the end of the next catch-up.
-				this.cachedRevisions.delete(head.sessionId);
-				const read = await this.stored.read(head.sessionId, "head");
-				full = read instanceof SessionText && read.revision === head.revision ? read : await this.rebuild(head.sessionId, writes);
+		// A packed session's head comes from the pack, opened once for all of them.
+		const packs = this.stored.lazyPack();
+		try {
+			for (const head of missing) {
+				await this.timeSlice.pause();
+				let full = cached.get(head.sessionId);
+				if (full?.revision !== head.revision) {
+					// Not in the heads file as held: it is written again at the end of the next catch-up.
+					this.cachedRevisions.delete(head.sessionId);
+					const read = await this.stored.read(head.sessionId, "head", packs);
+					full = read instanceof SessionText && read.revision === head.revision ? read : await this.rebuild(head.sessionId, writes);
+				}
+				if (!full) this.heads.delete(head.sessionId);
+				// From the heads file: a view of its bytes, read for this (no copy); else copied out of the scan buffer.
+				else if (full === cached.get(head.sessionId)) this.heads.set(head.sessionId, full);
+				else this.hold(full);
 			}
-			if (!full) this.heads.delete(head.sessionId);
-			// From the heads file: a view of its bytes, read for this (no copy); else copied out of the scan buffer.
-			else if (full === cached.get(head.sessionId)) this.heads.set(head.sessionId, full);
-			else this.hold(full);
+		} finally {
+			packs.close();
 		}
 		await Promise.all(writes);
 	}
