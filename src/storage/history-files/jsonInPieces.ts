@@ -68,13 +68,7 @@ export function leadingMembers(bytes: Buffer, last: string): Record<string, unkn
 		if (bytes[at] !== OPEN_OBJECT) return undefined;
 		at = skipSpace(bytes, at + 1);
 		for (;;) {
-			if (bytes[at] !== QUOTE) return undefined;
-			const keyEnd = stringEnd(bytes, at, bytes.length);
-			const key = JSON.parse(bytes.toString("utf8", at, keyEnd)) as string;
-			at = skipSpace(bytes, keyEnd);
-			if (bytes[at] !== COLON) return undefined;
-			const valueStart = skipSpace(bytes, at + 1);
-			const valueEnd = pieces.valueEnd(valueStart, bytes.length);
+			const { key, valueStart, valueEnd } = pieces.member(at, bytes.length);
 			// (An own property, as `JSON.parse` makes it, whatever the key.)
 			Object.defineProperty(members, key, {
 				value: JSON.parse(bytes.toString("utf8", valueStart, trimSpace(bytes, valueStart, valueEnd))),
@@ -111,13 +105,7 @@ class Pieces {
 		let at = skipSpace(bytes, start + 1);
 		if (bytes[at] === CLOSE_OBJECT) return this.closes(at, end, result);
 		for (;;) {
-			if (bytes[at] !== QUOTE) throw new UnsplittableJson();
-			const keyEnd = stringEnd(bytes, at, end);
-			const key = JSON.parse(bytes.toString("utf8", at, keyEnd)) as string;
-			at = skipSpace(bytes, keyEnd);
-			if (bytes[at] !== COLON) throw new UnsplittableJson();
-			const valueStart = skipSpace(bytes, at + 1);
-			const valueEnd = this.valueEnd(valueStart, end);
+			const { key, valueStart, valueEnd } = this.member(at, end);
 			const value = this.value(valueStart, trimSpace(bytes, valueStart, valueEnd));
 			// As JSON.parse defines it: an own property even for `__proto__`, the last of a repeated key winning in the first's place.
 			if (key === "__proto__") Object.defineProperty(result, key, { value, writable: true, enumerable: true, configurable: true });
@@ -140,6 +128,21 @@ class Pieces {
 		}
 	}
 
+	/**
+	 * The object member whose key's opening quote is at `at`: its key, where its value starts, and
+	 * the comma or closing bracket after the value (`valueEnd`).
+	 */
+	member(at: number, end: number): { readonly key: string; readonly valueStart: number; readonly valueEnd: number } {
+		const bytes = this.bytes;
+		if (bytes[at] !== QUOTE) throw new UnsplittableJson();
+		const keyEnd = stringEnd(bytes, at, end);
+		const key = JSON.parse(bytes.toString("utf8", at, keyEnd)) as string;
+		const colon = skipSpace(bytes, keyEnd);
+		if (bytes[colon] !== COLON) throw new UnsplittableJson();
+		const valueStart = skipSpace(bytes, colon + 1);
+		return { key, valueStart, valueEnd: this.valueEnd(valueStart, end) };
+	}
+
 	/** `result`, when the container closed at `at` is the whole of `[…, end)`. */
 	private closes<T>(at: number, end: number, result: T): T {
 		if (at + 1 !== end) throw new UnsplittableJson();
@@ -150,7 +153,7 @@ class Pieces {
 	 * Where the member starting at `start` ends: the index of the comma or the closing bracket after
 	 * it, at its container's depth. Inside strings it jumps from quote to quote.
 	 */
-	valueEnd(start: number, end: number): number {
+	private valueEnd(start: number, end: number): number {
 		const bytes = this.bytes;
 		let depth = 0;
 		for (let at = start; at < end; at++) {
