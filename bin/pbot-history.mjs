@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// The built CLI, bundled (npm ci runs the build through `prepare`; `scripts/bundle-cli.mjs` says why).
-import { runCli } from "../dist/cli-bundle/main.js";
+// The built CLI (npm ci builds it through `prepare`): a query from the code-cached script, any other
+// command from the ES module bundle (`src/cli/queryScript.ts` says why).
+import { cliFor } from "../dist/cli/queryScript.js";
 
-process.exitCode = await runCli(process.argv.slice(2));
+const argv = process.argv.slice(2);
+process.exitCode = await (await cliFor(argv))(argv);

@@ -9,6 +9,7 @@
  * are imported from `node_modules` when, and only when, a command needs them.
  */
 import { build } from "esbuild";
+import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,3 +59,27 @@ await build({
 	banner: { js: 'import { createRequire as __pbotCreateRequire } from "node:module"; const require = __pbotCreateRequire(import.meta.url);' },
 	plugins: [lazyChildProcess],
 });
+
+/**
+ * The query commands' script (`src/cli/queryScript.ts`): the same CLI as one CommonJS file, run
+ * through `node:vm` with a V8 code cache. `import.meta.url` is the script's own URL, passed in by
+ * its loader. Its internal lazy imports stay lazy (each module is initialised when first
+ * imported), and Node's `require` loads the packages left outside.
+ */
+await build({
+	absWorkingDir: root,
+	entryPoints: ["dist/cli/main.js"],
+	outfile: "dist/cli-bundle/query.cjs",
+	bundle: true,
+	format: "cjs",
+	platform: "node",
+	target: "node20",
+	external,
+	logLevel: "warning",
+	define: { "import.meta.url": "__pbotImportMetaUrl" },
+	plugins: [lazyChildProcess],
+});
+
+// Its code cache, made by running queries in a process of its own (`scripts/cli-code-cache.mjs`).
+const cache = spawnSync(process.execPath, [join(root, "scripts", "cli-code-cache.mjs")], { stdio: "inherit" });
+if (cache.status !== 0) throw new Error(`scripts/cli-code-cache.mjs failed (exit ${cache.status})`);

@@ -1,0 +1,116 @@
+/**
+ * How the bin starts a command. The query commands (`sessions`, `search`, `read`: what people run
+ * most, and what the agent runs) come from one CommonJS script of the whole CLI,
+ * `dist/cli-bundle/query.cjs`, compiled with a V8 code cache the build made by running those
+ * queries (`scripts/cli-code-cache.mjs`): V8 then neither parses the script nor compiles the
+ * functions the queries call, which had cost a query process ≈ 20–35 ms of its ≈ 250–330 ms on the
+ * bench's history (whole processes, alternating). Node 20 keeps no compile cache of its own for ES
+ * modules, so the cache needs a classic script. Every other command (and a query when the script is
+ * missing) runs from the ES module bundle, `dist/cli-bundle/main.js`: Pi's SDK, which `summarize`
+ * and `demo` load, is ES modules only and cannot be `require`d by Node 20.
+ *
+ * A cache is only ever an accelerator: V8 rejects one made by another Node or with other flags, and
+ * one made for another build of the script (the build id the cache file starts with differs) or cut
+ * short (its length is in the same line) is not even offered; then the script is compiled as usual.
+ * V8 does not check the cached bytes themselves (a release build trusts them: altered ones crash the
+ * process), so the cache is build output like the script, written whole by the build (a temporary
+ * file renamed) and never by a command.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Script } from "node:vm";
+
+/** A CLI entry: `runCli` of `main.ts`. */
+export type RunCli = (argv: readonly string[], io?: unknown) => Promise<number>;
+
+/** The commands run from the code-cached script. */
+export const QUERY_COMMANDS: ReadonlySet<string> = new Set(["sessions", "search", "read"]);
+
+const bundleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "cli-bundle");
+/** The whole CLI as one CommonJS script (`scripts/bundle-cli.mjs`), its last line naming its build. */
+export const QUERY_SCRIPT = join(bundleDir, "query.cjs");
+/** `<build id> <bytes>\n`, then that many bytes of V8's code cache for that build of `QUERY_SCRIPT`. */
+export const QUERY_CACHE = join(bundleDir, "query.cache");
+
+/** What the script's last line says: `//# pbot-build <id>`. */
+const BUILD_MARK = "//# pbot-build ";
+
+/** The script loaded, and what became of its cache. */
+export interface QueryScript {
+	readonly runCli: RunCli;
+	/** `accepted` by V8; `rejected` by V8 (another Node, other flags); `none`: no cache for this build. */
+	readonly cache: "accepted" | "rejected" | "none";
+	/** The compiled script: the build makes the cache from it (`createCachedData`) after running queries. */
+	readonly script: Script;
+}
+
+/**
+ * Loads and runs the script (its top level only defines the CLI), with the cache when there is one
+ * for its build (`cacheFile`; `null`: compiled without one); `undefined` when there is no script
+ * (an unbundled build).
+ */
+export function loadQueryScript(cacheFile: string | null = QUERY_CACHE): QueryScript | undefined {
+	let source: string;
+	try {
+		source = readFileSync(QUERY_SCRIPT, "utf8");
+	} catch {
+		return undefined;
+	}
+	const cachedData = cacheFile === null ? undefined : cacheFor(cacheFile, buildOf(source));
+	// The same wrapper whenever the script is compiled: a cache is of the exact source V8 compiled.
+	const script = new Script(`(function (exports, require, module, __filename, __dirname, __pbotImportMetaUrl) {${source}\n})`, {
+		filename: QUERY_SCRIPT,
+		...(cachedData ? { cachedData } : {}),
+	});
+	const module = { exports: {} as { runCli?: RunCli } };
+	const body = script.runInThisContext() as (...args: unknown[]) => void;
+	body(module.exports, createRequire(QUERY_SCRIPT), module, QUERY_SCRIPT, bundleDir, pathToFileURL(QUERY_SCRIPT).href);
+	const runCli = module.exports.runCli;
+	if (typeof runCli !== "function") throw new Error(`${QUERY_SCRIPT} does not define runCli: build again (npm run build)`);
+	return { runCli, cache: cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted", script };
+}
+
+/** The CLI entry for `argv`: the code-cached script for a query, else the ES module bundle. */
+export async function cliFor(argv: readonly string[]): Promise<RunCli> {
+	if (QUERY_COMMANDS.has(argv[0] ?? "")) {
+		const query = loadQueryScript();
+		if (query) return query.runCli;
+	}
+	const main = (await import(pathToFileURL(join(bundleDir, "main.js")).href)) as { runCli: RunCli };
+	return main.runCli;
+}
+
+/** The build id the script's last line names (`undefined` without one). */
+export function buildOf(source: string): string | undefined {
+	const at = source.lastIndexOf(BUILD_MARK);
+	if (at < 0) return undefined;
+	const id = source.slice(at + BUILD_MARK.length).trim();
+	return /^[0-9a-f]{16,64}$/.test(id) ? id : undefined;
+}
+
+/** The cache's V8 data when the file is of this build. */
+function cacheFor(file: string, build: string | undefined): Buffer | undefined {
+	if (build === undefined) return undefined;
+	let bytes: Buffer;
+	try {
+		bytes = readFileSync(file);
+	} catch {
+		return undefined;
+	}
+	const end = bytes.indexOf(10);
+	if (end < 0 || end > 128) return undefined;
+	const data = bytes.subarray(end + 1);
+	return bytes.toString("latin1", 0, end) === cacheHeader(build, data.length) ? data : undefined;
+}
+
+/** The line that ends the script: its build's id, written by the build. */
+export function buildMark(id: string): string {
+	return `\n${BUILD_MARK}${id}\n`;
+}
+
+/** The first line of a cache file: the build it is for, and how many bytes of V8 data follow. */
+export function cacheHeader(id: string, bytes: number): string {
+	return `${id} ${bytes}`;
+}
