@@ -3,7 +3,8 @@
  * are, and reading them: parsed and upcast, with the repairs a read makes under the archive's lock
  * (a damaged file moved aside, legacy path fields dropped). Writing them is `archiveWrites.ts`.
  */
-import { readdir, rename } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { rename } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive } from "../../services/history/projections/archive.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
@@ -53,7 +54,7 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 	let names: string[];
 	checkHistoryFolder(workspace);
 	try {
-		names = await readdir(historyDir(workspace));
+		names = readdirSync(historyDir(workspace));
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
 		throw err;

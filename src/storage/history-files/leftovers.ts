@@ -1,4 +1,5 @@
-import { readdir, rm, stat } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { historyDir } from "./archiveFiles.ts";
 import { isAlive, isLockLeftover } from "./fileLock.ts";
@@ -24,7 +25,7 @@ export async function sweepTemporaryFilesOf(dir: string, file: string): Promise<
 async function sweepFolder(dir: string, isLeftover: (name: string) => boolean): Promise<number> {
 	let names: string[];
 	try {
-		names = await readdir(dir);
+		names = readdirSync(dir);
 	} catch {
 		return 0;
 	}

@@ -1,6 +1,5 @@
 import { createHash } from "../../../services/history/model/lazyCrypto.ts";
-import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { closeSync, constants, createReadStream, fstatSync, openSync, readdirSync, readSync, type Stats, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import type { Observable } from "rxjs";
@@ -248,7 +247,7 @@ export function readSessionHead(path: string): SessionHead | undefined {
 export async function listSessionFiles(dir: string): Promise<string[]> {
 	let names: string[];
 	try {
-		names = await readdir(dir);
+		names = readdirSync(dir);
 	} catch (err) {
 		const code = (err as NodeJS.ErrnoException).code;
 		if (code === "ENOENT" || code === "ENOTDIR") return [];
