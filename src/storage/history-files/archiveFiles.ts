@@ -54,6 +54,7 @@ export async function listArchiveIds(workspace: string): Promise<string[]> {
 	let names: string[];
 	checkHistoryFolder(workspace);
 	try {
+		// Synchronous, as session folders are listed (`listSessionFiles`): a thread-pool round trip costs more.
 		names = readdirSync(historyDir(workspace));
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];

@@ -247,6 +247,7 @@ export function readSessionHead(path: string): SessionHead | undefined {
 export async function listSessionFiles(dir: string): Promise<string[]> {
 	let names: string[];
 	try {
+		// Synchronous: a listing is a few system calls, and a thread-pool round trip cost Pi's first search more.
 		names = readdirSync(dir);
 	} catch (err) {
 		const code = (err as NodeJS.ErrnoException).code;
