@@ -10,20 +10,11 @@
  */
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { esmBundle, externalBut, root } from "./esmBundle.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 /** Bundled in: what every command loads. */
 const inline = new Set(["commander", "immer"]);
-const external = Object.keys(pkg.dependencies)
-	.filter((name) => !inline.has(name))
-	.flatMap((name) => [name, `${name}/*`]);
-
-// Chunks are named by content: an old build's would stay beside the new ones.
-rmSync(join(root, "dist", "cli-bundle"), { recursive: true, force: true });
 
 /**
  * commander requires `node:child_process` when it loads, for executable subcommands, which pbot
@@ -43,22 +34,7 @@ const lazyChildProcess = {
 	},
 };
 
-await build({
-	absWorkingDir: root,
-	entryPoints: { main: "dist/cli/main.js" },
-	outdir: "dist/cli-bundle",
-	bundle: true,
-	splitting: true,
-	format: "esm",
-	platform: "node",
-	target: "node20",
-	external,
-	sourcemap: true,
-	logLevel: "warning",
-	// commander is CommonJS: its `require` calls need a `require` in an ES module.
-	banner: { js: 'import { createRequire as __pbotCreateRequire } from "node:module"; const require = __pbotCreateRequire(import.meta.url);' },
-	plugins: [lazyChildProcess],
-});
+await esmBundle({ entry: { main: "dist/cli/main.js" }, outdir: "dist/cli-bundle", inline, plugins: [lazyChildProcess] });
 
 /**
  * The query commands' script (`src/cli/queryScript.ts`): the same CLI as one CommonJS file, run
@@ -74,7 +50,7 @@ await build({
 	format: "cjs",
 	platform: "node",
 	target: "node20",
-	external,
+	external: externalBut(inline),
 	logLevel: "warning",
 	define: { "import.meta.url": "__pbotImportMetaUrl" },
 	plugins: [lazyChildProcess],
