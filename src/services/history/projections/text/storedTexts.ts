@@ -16,6 +16,12 @@ const SCAN_BUFFER = 1 << 20;
  */
 const SEARCH_CHUNK = 512 * 1024;
 
+/** The pack as a catch-up reaches it (`StoredTexts.lazyPack`). */
+export interface LazyPack {
+	get(again?: boolean): Promise<TextPack | undefined>;
+	close(): void;
+}
+
 /**
  * The stored projection files as `TextProjection` reads them: a session's head, its file up to the
  * end of its text, a held head's body, and the heads file. Files are read into one buffer reused
@@ -23,12 +29,6 @@ const SEARCH_CHUNK = 512 * 1024;
  * buffer per session: what a read returns is valid until the next read, and the projection copies
  * what it keeps (`TextProjection.hold`). When to read is the projection's (its turns); this only reads.
  */
-/** The pack as a catch-up reaches it (`StoredTexts.lazyPack`). */
-export interface LazyPack {
-	get(again?: boolean): Promise<TextPack | undefined>;
-	close(): void;
-}
-
 export class StoredTexts {
 	/** The pack's index as last parsed, and the file it was parsed from (`openPack`). */
 	private packIndex: { readonly identity: string; readonly entries: ReadonlyMap<string, PackEntry> } | undefined;

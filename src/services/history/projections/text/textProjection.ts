@@ -280,6 +280,10 @@ export class TextProjection {
 	/** The parents the held heads and the overlays name. */
 	private *parentsNamed(): Iterable<string> {
 		for (const head of this.heads.values()) if (head.parentSessionId !== undefined) yield head.parentSessionId;
+		yield* this.parentsOfOverlays();
+	}
+
+	private *parentsOfOverlays(): Iterable<string> {
 		for (const { text } of this.overlays.values()) if (text.parentSessionId !== undefined) yield text.parentSessionId;
 	}
 
@@ -441,11 +445,15 @@ export class TextProjection {
 					else if (!(read instanceof SessionText)) rebuilt.damaged++;
 					// (Behind its archive, what another process's write leaves, or without the copy keys
 					// it now needs: caught up silently.)
-					text = await this.rebuild(id, writes, keysWanted, read !== undefined);
+					text = await this.rebuild(id, writes, parents, read !== undefined);
 					rebuilt.made++;
 					if (!text) continue;
 				}
-				if (head === undefined || !head.hasRows || head.revision !== text.revision) head = this.hold(text);
+				if (head === undefined || !head.hasRows || head.revision !== text.revision) {
+					head = this.hold(text);
+					// The parents stay those the heads name (`rebuild` asks them, not every head).
+					if (head.parentSessionId !== undefined) parents.add(head.parentSessionId);
+				}
 				if (visited) visit(text, head);
 			}
 		};
@@ -473,10 +481,12 @@ export class TextProjection {
 
 	/**
 	 * A session's projection made again from its archive, and returned (whole); its write joins
-	 * `writes`. `parent`: another session names it as its parent (else as `needsCopyKeys` tells).
-	 * `replaces`: a file of it was read (damaged, behind, or without the copy keys it needs).
+	 * `writes`. `parents`: a catch-up's (`forkParents`, kept up with the heads it holds), so the
+	 * copy keys are decided without a pass over every head for each session made; else as
+	 * `needsCopyKeys` tells. `replaces`: a file of it was read (damaged, behind, or without the copy
+	 * keys it needs).
 	 */
-	private async rebuild(id: string, writes: Promise<void>[], parent = false, replaces = false): Promise<SessionText | undefined> {
+	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces = false): Promise<SessionText | undefined> {
 		const { archives } = this.options;
 		let read: { archive: SessionArchive; revision: string; newerVersion?: number } | undefined;
 		try {
@@ -502,7 +512,10 @@ export class TextProjection {
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
 		await this.timeSlice.pause();
 		const alloc = this.packs.alloc;
-		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys: parent || this.needsCopyKeys(read.archive) });
+		const copyKeys = parents
+			? parents.has(id) || read.archive.session.parentSessionId !== undefined || [...this.parentsOfOverlays()].includes(id)
+			: this.needsCopyKeys(read.archive);
+		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys });
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
