@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FIXTURES_DIR as SAMPLE } from "../helpers/fixtures.ts";
 
 const exec = promisify(execFile);
 const ROOT = process.cwd();
-const SAMPLE = join(ROOT, "fixtures", "sessions");
 
 interface Run {
 	readonly code: number;
