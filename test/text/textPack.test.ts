@@ -240,6 +240,43 @@ describe("the text pack", () => {
 		expect(service.takeWarnings().join("\n")).toMatch(/rebuilt from the archives \(5 missing\)/);
 	});
 
+	it("made by a catch-up that finds damaged files, removes each only if it is still the file it read: one another process wrote meanwhile is kept", async () => {
+		// A file each (no pack), then no heads file and two damaged files: a catch-up that packs what it makes.
+		const { workspace, open } = await setup(10_000);
+		const want = await archivedAnswers(open);
+		const [kept, removed] = (await projected(workspace)).sort();
+		if (kept === undefined || removed === undefined) throw new Error("two sessions wanted");
+		const dir = textDir(workspace);
+		const current = await readFile(join(dir, `${kept}.text`));
+		await rm(join(dir, "heads.cache"));
+		for (const id of [kept, removed]) await writeFile(join(dir, `${id}.text`), "damaged");
+		const base = workspaceTextStore(workspace);
+		// Right after the catch-up reads the damaged file, another process writes the session's current projection.
+		const texts: TextStore = {
+			...base,
+			read: async (sessionId, options) => {
+				const bytes = await base.read(sessionId, options);
+				if (sessionId === kept && bytes?.toString() === "damaged") await base.write(kept, current);
+				return bytes;
+			},
+		};
+		const warnings: string[] = [];
+		const projection = new TextProjection({ archives: workspaceArchiveStore(workspace), texts, warn: (w) => warnings.push(w), packAfter: 1 });
+		await projection.scan(
+			() => undefined,
+			undefined,
+			async () => undefined,
+		);
+		expect(warnings.join("\n")).toMatch(/rebuilt from the archives \(2 damaged\)/);
+		expect((await packEntries(join(dir, "pack.cache"))).map(([id]) => id).sort()).toEqual([kept, removed]);
+		// The damaged file the pack stands for is gone; the one written since is that process's, kept.
+		expect(await readFile(join(dir, `${kept}.text`))).toEqual(current);
+		await expect(stat(join(dir, `${removed}.text`))).rejects.toThrow();
+		const service = open();
+		expect(await answers(service)).toEqual(want);
+		expect(service.takeWarnings()).toEqual([]);
+	});
+
 	it("gives a packed session's head to a process that needs its rows and no longer finds them in the heads file", async () => {
 		const { workspace, open } = await setup();
 		const want = await open().archivedQa();

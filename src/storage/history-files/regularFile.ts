@@ -154,7 +154,7 @@ export interface OpenRegularFile {
 }
 
 /** What tells one file from another, or from itself changed: its inode, size and modification time. */
-function identityOf(stat: Stats): string {
+export function fileIdentity(stat: Stats): string {
 	return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
 }
 
@@ -164,7 +164,7 @@ function identityOf(stat: Stats): string {
  */
 export function removeRegularFileIf(path: string, identity: string): boolean {
 	const stat = lstatSync(path, { throwIfNoEntry: false });
-	if (!stat?.isFile() || identityOf(stat) !== identity) return false;
+	if (!stat?.isFile() || fileIdentity(stat) !== identity) return false;
 	try {
 		unlinkSync(path);
 		return true;
@@ -186,7 +186,7 @@ export function openRegularFile(path: string): OpenRegularFile | undefined {
 	let open = true;
 	return {
 		size: stat.size,
-		identity: identityOf(stat),
+		identity: fileIdentity(stat),
 		read: (into, offset, length) => fill(fd, into, 0, Math.min(length, into.length), offset),
 		close: () => {
 			if (open) closeSync(fd);

@@ -6,7 +6,7 @@ import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { sweepTemporaryFilesOf } from "./leftovers.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
-import { openRegularFile, readRegularFile, readRegularFileChunks, removeRegularFileIf } from "./regularFile.ts";
+import { fileIdentity, openRegularFile, readRegularFile, readRegularFileChunks, removeRegularFileIf } from "./regularFile.ts";
 import { isTemporaryFile, replaceFileStreamed, replaceFileSync } from "./writeJsonAtomic.ts";
 
 /** The text projection's folder, relative to the workspace (beside `history/`). */
@@ -59,7 +59,11 @@ export function workspaceTextStore(workspace: string): TextStore {
 				.map((n) => n.slice(0, -SUFFIX.length))
 				.filter(isValidId);
 		},
-		read: async (sessionId, options) => readRegularFile(file(sessionId), options)?.bytes,
+		read: async (sessionId, options) => {
+			const read = readRegularFile(file(sessionId), options);
+			if (read && options?.identity) options.identity(fileIdentity(read.stat));
+			return read?.bytes;
+		},
 		readChunks: async (sessionId, { offset, length }, into, onChunk) => readRegularFileChunks(file(sessionId), offset, length, into, onChunk),
 		write: async (sessionId, bytes) => {
 			const target = file(sessionId);

@@ -51,6 +51,12 @@ export interface TextReadOptions {
 	 * parts are).
 	 */
 	readonly extent?: (first: Buffer) => number;
+	/**
+	 * Told the identity of the file read (`StoredFileReader.identity`), where the store can tell:
+	 * what a caller that may remove the file later removes it by (`TextStore.removeIf`), so a
+	 * file another process wrote meanwhile is kept.
+	 */
+	readonly identity?: (identity: string) => void;
 }
 
 /** What an archive write stored. */

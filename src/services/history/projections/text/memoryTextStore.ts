@@ -17,7 +17,11 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 	return {
 		files,
 		list: async () => [...files.keys()],
-		read: async (sessionId, options) => readPart(files.get(sessionId), options),
+		read: async (sessionId, options) => {
+			const bytes = files.get(sessionId);
+			if (bytes && options?.identity) options.identity(identityOf(bytes) as string);
+			return readPart(bytes, options);
+		},
 		readChunks: async (sessionId, { offset, length }, into, onChunk) => {
 			const bytes = files.get(sessionId);
 			if (!bytes || bytes.length < offset + length) return false;

@@ -69,12 +69,8 @@ export class ProjectionPacks {
 			const missing = pack ? pack.missing(heads) : heads.length;
 			if (missing < this.options.packAfter || missing === 0) return;
 			const { files } = await writeTextPack(texts, heads, pack, () => timeSlice.pause());
-			// The loop turns between removals (919 took ≈ 70 ms of Pi's thread in one go). A file that
-			// cannot be removed (open in another process on Windows) is only a second copy: left.
-			for (const { sessionId, identity } of files) {
-				await timeSlice.pause();
-				await texts.removeIf?.(sessionId, identity).catch(() => false);
-			}
+			// (A file that cannot be removed, open in another process on Windows, is only a second copy: left.)
+			await this.remove(files);
 		} catch (err) {
 			// A cache: searches read every session's own file meanwhile.
 			this.options.warn(`search text pack: ${(err as Error).message}`);
@@ -98,7 +94,7 @@ export class ProjectionPacks {
 		// One pack writer at a time in this process (one behind may still be copying).
 		await this.writing;
 		let failed: { readonly error: unknown } | undefined;
-		const replaced: string[] = [];
+		const replaced: StoredFile[] = [];
 		try {
 			await writePack(async (append) => {
 				const made: MadeInPack = { append, entries: [], end: 0, scratch: new ReusedBuffer(MADE_SCRATCH_BYTES), replaced };
@@ -115,14 +111,26 @@ export class ProjectionPacks {
 				if (made.entries.length === 0) throw new NothingMade();
 				append(encodePackIndex(made.entries, made.end));
 			});
-			// Files the pack's entries replace (read before an entry, they would hide it), once it is in place.
-			for (const id of replaced) {
-				await this.options.timeSlice.pause();
-				await this.options.texts.remove(id).catch(() => undefined);
-			}
+			// Files the pack's entries replace (read before an entry, they would hide it), once it is in
+			// place. One that cannot be removed is read, found behind and made again by the next catch-up.
+			await this.remove(replaced);
 		} catch (err) {
 			if (failed) throw failed.error;
 			if (!(err instanceof NothingMade)) this.options.warn(`search text pack: ${(err as Error).message}`);
+		}
+	}
+
+	/**
+	 * Removes sessions' own files that a pack now stands for, each only if it is still the file
+	 * that was read or copied (`identity`): another process may have written a newer projection
+	 * since, which is kept. A file read from a store that cannot tell its identity is removed by
+	 * name. The loop turns between removals (919 took ≈ 70 ms of Pi's thread in one go).
+	 */
+	private async remove(files: readonly StoredFile[]): Promise<void> {
+		const { texts, timeSlice } = this.options;
+		for (const { sessionId, identity } of files) {
+			await timeSlice.pause();
+			await (identity !== undefined ? texts.removeIf?.(sessionId, identity) : texts.remove(sessionId))?.catch(() => undefined);
 		}
 	}
 
@@ -138,23 +146,34 @@ export class ProjectionPacks {
 
 	/**
 	 * Appends a projection made now to the pack being made; `false` when none is (the caller writes
-	 * its file). `replaces`: the session has a file (damaged, behind its archive, or without the copy
-	 * keys it needs), removed once the pack is in place (a file is read before a pack entry).
+	 * its file). `replaces`: the session's own file was read (damaged, behind its archive, or without
+	 * the copy keys it needs), and is removed once the pack is in place if it is still that file (a
+	 * file is read before a pack entry).
 	 */
-	append(sessionId: string, revision: string, bytes: Buffer, replaces = false): boolean {
+	append(sessionId: string, revision: string, bytes: Buffer, replaces?: FileRead): boolean {
 		const made = this.made;
 		if (!made || made.broken !== undefined) return false;
 		try {
 			made.append(bytes);
 			made.entries.push({ sessionId, revision, offset: made.end, length: bytes.length });
 			made.end += bytes.length;
-			if (replaces) made.replaced.push(sessionId);
+			if (replaces) made.replaced.push({ sessionId, ...replaces });
 		} catch (err) {
 			// (A full disk: the pack is given up at the end of the loop, with a warning, as a file's write failing is.)
 			made.broken = err as Error;
 		}
 		return true;
 	}
+}
+
+/** A session's own projection file as it was read: its identity where the store tells it (`TextReadOptions.identity`). */
+export interface FileRead {
+	readonly identity?: string;
+}
+
+/** A session's own file, by its identity where known: what a pack stands for once it is in place. */
+interface StoredFile extends FileRead {
+	readonly sessionId: string;
 }
 
 /** A pack being written by a catch-up that makes every session (`ProjectionPacks.making`). */
@@ -164,7 +183,7 @@ interface MadeInPack {
 	readonly scratch: ReusedBuffer;
 	readonly entries: PackEntry[];
 	/** Sessions whose file an entry replaces (`append`). */
-	readonly replaced: string[];
+	readonly replaced: StoredFile[];
 	end: number;
 	/** Appending failed: the pack is given up, and the projections made after go to files. */
 	broken?: Error;

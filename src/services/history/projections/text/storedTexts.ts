@@ -1,6 +1,7 @@
 import type { TextStore } from "../../service/ports.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
+import type { FileRead } from "./projectionPacks.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 import { type PackEntry, TextPack } from "./textPack.ts";
 
@@ -74,9 +75,10 @@ export class StoredTexts {
 	 * A session's stored projection: its head, or (`scan`) everything up to the end of its text,
 	 * read into the scan buffer: from its own file, or, when it has none, from its entry in the pack
 	 * (`pack.get()`, asked for only then; when that lacks the session, `pack.get(true)`). `undefined`
-	 * when there is neither; an error when it cannot be used.
+	 * when there is neither; an error when it cannot be used. `fromFile` is told when the bytes came
+	 * from the session's own file, with its identity where the store tells it.
 	 */
-	async read(id: string, part: "head" | "scan", pack: LazyPack): Promise<SessionText | undefined | SessionTextError> {
+	async read(id: string, part: "head" | "scan", pack: LazyPack, fromFile?: (file: FileRead) => void): Promise<SessionText | undefined | SessionTextError> {
 		// The header is parsed once, from the first bytes read; it says how many the caller needs.
 		let header: SessionText | undefined;
 		const extent = (first: Buffer): number => {
@@ -89,7 +91,11 @@ export class StoredTexts {
 		};
 		try {
 			// Into the reused buffer either way: a head is copied when it is held.
-			const bytes = (await this.texts.read(id, { length: HEAD_READ, into: this.buffer(HEAD_READ), extent })) ?? (await this.fromPack(id, pack, extent));
+			let identity: string | undefined;
+			const options = { length: HEAD_READ, into: this.buffer(HEAD_READ), extent, ...(fromFile ? { identity: (i: string) => (identity = i) } : {}) };
+			const own = await this.texts.read(id, options);
+			if (own !== undefined) fromFile?.(identity !== undefined ? { identity } : {});
+			const bytes = own ?? (await this.fromPack(id, pack, extent));
 			if (bytes === undefined) return undefined;
 			const wanted = part === "head" ? "head" : "text";
 			return header ? header.as(bytes, wanted) : SessionText.parse(bytes, id, wanted);

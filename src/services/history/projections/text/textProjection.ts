@@ -6,7 +6,7 @@ import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { type LazyPack, StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
-import { PACK_AFTER, ProjectionPacks } from "./projectionPacks.ts";
+import { type FileRead, PACK_AFTER, ProjectionPacks } from "./projectionPacks.ts";
 import type { TextPack } from "./textPack.ts";
 
 /** Projection writes a catch-up keeps in flight while it rebuilds the next. */
@@ -438,14 +438,17 @@ export class TextProjection {
 					head = undefined;
 				}
 				let text: SessionText | undefined;
-				const read = await this.stored.read(id, visited ? "scan" : "head", packs);
+				let file: FileRead | undefined;
+				const read = await this.stored.read(id, visited ? "scan" : "head", packs, (f) => {
+					file = f;
+				});
 				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
 					if (read === undefined) rebuilt.missing++;
 					else if (!(read instanceof SessionText)) rebuilt.damaged++;
 					// (Behind its archive, what another process's write leaves, or without the copy keys
 					// it now needs: caught up silently.)
-					text = await this.rebuild(id, writes, parents, read !== undefined);
+					text = await this.rebuild(id, writes, parents, file);
 					rebuilt.made++;
 					if (!text) continue;
 				}
@@ -483,10 +486,10 @@ export class TextProjection {
 	 * A session's projection made again from its archive, and returned (whole); its write joins
 	 * `writes`. `parents`: a catch-up's (`forkParents`, kept up with the heads it holds), so the
 	 * copy keys are decided without a pass over every head for each session made; else as
-	 * `needsCopyKeys` tells. `replaces`: a file of it was read (damaged, behind, or without the copy
-	 * keys it needs).
+	 * `needsCopyKeys` tells. `replaces`: its own file, as it was read (damaged, behind, or without
+	 * the copy keys it needs).
 	 */
-	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces = false): Promise<SessionText | undefined> {
+	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces?: FileRead): Promise<SessionText | undefined> {
 		const { archives } = this.options;
 		let read: { archive: SessionArchive; revision: string; newerVersion?: number } | undefined;
 		try {
