@@ -119,6 +119,17 @@ describe("pbot-history start-up", () => {
 	it("queries of an ingested workspace whose files are unchanged (an empty session file among them) load no pipeline and no RxJS", async () => {
 		const sessions = join(process.cwd(), "fixtures", "sessions");
 		const args = ["-w", dir, "-s", sessions, "--agent-dir", join(dir, "agent")];
+		// The bin reads session files with the RxJS it bundles (its ES modules), not the ≈ 250 CommonJS
+		// files the package's exports give Node (≈ 110 ms); the module build loads those, when it reads a file.
+		const fresh = await mkdtemp(join(tmpdir(), "pbot-startup-bin-"));
+		try {
+			const bundled = await loadedBy(["ingest", "-w", fresh, "-s", sessions, "--agent-dir", join(fresh, "agent")], {}, "bin");
+			expect(existsSync(join(fresh, ".pi", "pbot", "history"))).toBe(true);
+			expect(loads(bundled, "/dist/cli-bundle/main.js")).toBe(true);
+			expect(loads(bundled, "/node_modules/rxjs/")).toBe(false);
+		} finally {
+			await rm(fresh, { recursive: true, force: true });
+		}
 		expect(loads(await loadedBy(["ingest", ...args]), "/node_modules/rxjs/")).toBe(true);
 		for (const command of [["sessions"], ["search", "owner"], ["ingest"]]) {
 			const modules = await loadedBy([...command, ...args]);

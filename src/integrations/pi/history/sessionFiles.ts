@@ -1,20 +1,15 @@
 import { createHash } from "../../../services/history/model/lazyCrypto.ts";
 import { closeSync, constants, createReadStream, fstatSync, openSync, readdirSync, readSync, type Stats, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import type { Observable } from "rxjs";
 import { isValidId } from "../../../services/history/model/ids.ts";
 import type { SessionSource, SourceState } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
+import { observableClass } from "./lazyRxjs.ts";
 
-/**
- * RxJS, loaded when a file is first read: discovery runs on every query, and a query that finds
- * every file unchanged should not pay RxJS's ~100 ms of loading. (`require` resolves to the same
- * module instance as the pipeline's `import`: RxJS's CommonJS build either way.)
- */
-const lazyRequire = createRequire(import.meta.url);
+/** An Observable, RxJS loaded when a file is first read (`lazyRxjs.ts`). */
 function newObservable<T>(subscribe: ConstructorParameters<typeof Observable<T>>[0]): Observable<T> {
-	const { Observable: RxObservable } = lazyRequire("rxjs") as typeof import("rxjs");
+	const RxObservable = observableClass();
 	return new RxObservable<T>(subscribe);
 }
 
