@@ -5,6 +5,7 @@
  * Prints `RESULT <json>` as its last stdout line.
  */
 import type { PiParams } from "./tasks/pi.ts";
+import type { PiLoadParams } from "./tasks/piLoad.ts";
 
 type Params = Record<string, unknown>;
 
@@ -16,6 +17,7 @@ const tasks: Record<string, (p: Params) => Promise<unknown>> = {
 	live: async (p) => (await import("./tasks/liveTail.ts")).liveTail(p.file as string, p.startBytes as number, p.workspace as string, p.appends as number),
 	packages: async (p) => (await import("./tasks/packages.ts")).packageCosts(p.dir as string, p.limitBytes as number),
 	pi: async (p) => (await import("./tasks/pi.ts")).piRun(p as unknown as PiParams),
+	piLoad: async (p) => (await import("./tasks/piLoad.ts")).piLoad(p as unknown as PiLoadParams),
 };
 
 const [name, json] = process.argv.slice(2);

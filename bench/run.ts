@@ -34,6 +34,7 @@ import type { ColdResult, NaiveResult } from "./tasks/ingest.ts";
 import type { LiveResult } from "./tasks/liveTail.ts";
 import type { PackageCosts } from "./tasks/packages.ts";
 import type { PiResult } from "./tasks/pi.ts";
+import type { PiLoadResult } from "./tasks/piLoad.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository root, whether this runs from `bench/` (tsx) or `dist/bench/bench/` (built). */
@@ -844,10 +845,42 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				target: "≤ +100 MB",
 				met: yes(rssWith - rssWithout <= 100e6),
 			});
+		// What every Pi start pays to load the package as installed (the bundle, through Pi's loader),
+		// against a one-line extension package, alternating, in processes of their own.
+		const loads = { pbot: [] as PiLoadResult[], trivial: [] as PiLoadResult[] };
+		const trivial = work("pi-load-trivial");
+		mkdirSync(trivial, { recursive: true });
+		writeFileSync(join(trivial, "package.json"), JSON.stringify({ name: "pi-load-trivial", type: "module", pi: { extensions: ["./extension.js"] } }));
+		writeFileSync(join(trivial, "extension.js"), 'export default function (pi) { pi.on("session_start", () => undefined); }\n');
+		const loadRuns = Math.max(runs, Math.min(5, 2 * runs));
+		try {
+			for (let r = 0; r < loadRuns; r++)
+				for (const which of ["trivial", "pbot"] as const)
+					loads[which].push(
+						await child<PiLoadResult>(options, "piLoad", { packageDir: which === "pbot" ? ROOT : trivial, cwd: pi.workspace, agentDir: pi.agentDir }),
+					);
+		} catch (err) {
+			errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+		}
+		const loadProblems = [...loads.pbot, ...loads.trivial].flatMap((l) => (l.extensions === 0 ? ["no extension loaded"] : l.errors));
+		if (loads.pbot.length > 0 && loads.trivial.length > 0) {
+			const rxjs = Math.max(...loads.pbot.map((l) => l.rxjsCommonJsFiles));
+			const pbotMs = median(loads.pbot.map((l) => l.loadMs));
+			const trivialMs = median(loads.trivial.map((l) => l.loadMs));
+			context.push({
+				measure: `Pi loading the package as installed: its \`pi.extensions\` bundle through Pi's own loader (\`discoverAndLoadExtensions\`, at every Pi start), median of ${loads.pbot.length}${rxjs > 0 ? ` (RxJS's CommonJS build loaded: ${rxjs} files)` : ""}${loadProblems.length > 0 ? ` (${loadProblems[0]})` : ""}`,
+				baseline: `a one-line extension ${ms(trivialMs)}`,
+				ours: ms(pbotMs),
+				ratio: `+${ms(pbotMs - trivialMs)}`,
+				target: "",
+				met: "—",
+			});
+		}
 		if (withExt.length > 0) {
 			const reads = withExt.flatMap((x) => x.readMs);
 			context.push({
-				measure: "inside Pi: Pi's own start (loader, session, binding), with / without pbot",
+				measure:
+					"inside Pi: Pi's own start (loader, session, binding), with / without pbot (given as a factory from the module build; the bundle's load is the row above)",
 				baseline: "",
 				ours: `${ms(median(withExt.map((x) => x.piStartMs)))} / ${ms(median(without.map((x) => x.piStartMs)))}`,
 				ratio: "",

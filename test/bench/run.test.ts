@@ -49,6 +49,10 @@ describe("npm run bench", () => {
 		expect(report.context.some((r) => r.measure.includes("the first search after a start with no archives"))).toBe(true);
 		expect(report.context.some((r) => r.measure.includes("a search right after an exchange") && /\d/.test(r.ours))).toBe(true);
 		expect(report.context.some((r) => r.measure.includes("ndjson"))).toBe(true);
+		// The package as Pi loads it at every start: the bundle, through Pi's loader, without RxJS's CommonJS build.
+		const piLoad = report.context.find((r) => r.measure.startsWith("Pi loading the package as installed"));
+		expect(piLoad?.ours).toMatch(/\d/);
+		expect(piLoad?.measure).not.toMatch(/CommonJS build loaded|no extension loaded/);
 		expect(report.table).toContain("│");
 		const written = await readFile(out, "utf8");
 		expect(written).toContain("<!-- preset:tiny -->");
