@@ -2,7 +2,8 @@
  * Pi loading an extension package the way Pi does at every start: through its `pi.extensions`
  * manifest and Pi's own loader (`discoverAndLoadExtensions`, jiti), in a process where Pi's SDK is
  * already loaded (Pi's own modules are not what is timed). The bench's other Pi rows give pbot to
- * Pi as a factory from the module build; this is what a person's Pi loads: the bundle.
+ * Pi as a factory from the module build; this is what a person's Pi loads: the manifest's entry
+ * (transpiled by jiti, cached) and the bundle it imports.
  */
 import { createRequire } from "node:module";
 
