@@ -13,10 +13,10 @@
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { esmBundle, externalBut, lazyRxjsBundled, root, rxjsFromEsModules } from "./esmBundle.mjs";
+import { bundleOptions, esmBundle, root } from "./esmBundle.mjs";
 
 /** Bundled in: what every command loads. */
-const inline = new Set(["commander", "immer", "rxjs"]);
+const inline = new Set(["commander", "immer"]);
 
 /**
  * commander requires `node:child_process` when it loads, for executable subcommands, which pbot
@@ -45,17 +45,11 @@ await esmBundle({ entry: { main: "dist/cli/main.js" }, outdir: "dist/cli-bundle"
  * imported), and Node's `require` loads the packages left outside.
  */
 await build({
-	absWorkingDir: root,
+	...bundleOptions({ inline, plugins: [lazyChildProcess] }),
 	entryPoints: ["dist/cli/main.js"],
 	outfile: "dist/cli-bundle/query.cjs",
-	bundle: true,
 	format: "cjs",
-	platform: "node",
-	target: "node20",
-	external: externalBut(inline),
-	logLevel: "warning",
 	define: { "import.meta.url": "__pbotImportMetaUrl" },
-	plugins: [rxjsFromEsModules, lazyRxjsBundled, lazyChildProcess],
 });
 
 // Its code cache, made by running queries in a process of its own (`scripts/cli-code-cache.mjs`).

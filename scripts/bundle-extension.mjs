@@ -54,7 +54,7 @@ const piPackagesFromEntry = {
 await esmBundle({
 	entry: { extension: "dist/integrations/pi/history/extension.js" },
 	outdir: "dist/pi-extension",
-	inline: new Set(["immer", "rxjs", ...PI_PACKAGES]),
+	inline: new Set(["immer", ...PI_PACKAGES]),
 	plugins: [piPackagesFromEntry],
 });
 

@@ -1,5 +1,5 @@
 /**
- * What the build's ES module bundles share (`bundle-cli.mjs`, `bundle-extension.mjs`): the
+ * What the build's bundles share (`bundle-cli.mjs`, `bundle-extension.mjs`): the
  * package's dependencies left outside but for those named, and a bundle of one built entry into a
  * folder made anew, lazy imports kept as chunks.
  */
@@ -54,24 +54,35 @@ export const lazyRxjsBundled = {
 	},
 };
 
+/**
+ * What every bundle of the build is made with, whatever its format: the package's dependencies
+ * outside but `inline` and RxJS (always inside, from its ES modules), and the plugins that make
+ * that so before the bundle's own.
+ */
+export function bundleOptions({ inline, plugins = [] }) {
+	return {
+		absWorkingDir: root,
+		bundle: true,
+		platform: "node",
+		target: "node20",
+		external: externalBut(new Set([...inline, "rxjs"])),
+		logLevel: "warning",
+		plugins: [rxjsFromEsModules, lazyRxjsBundled, ...plugins],
+	};
+}
+
 /** Bundles `entry` (`{ name: built file }`) into `outdir`, which is made anew. */
 export async function esmBundle({ entry, outdir, inline, plugins = [] }) {
 	// Chunks are named by content: an old build's would stay beside the new ones.
 	rmSync(join(root, outdir), { recursive: true, force: true });
 	await build({
-		absWorkingDir: root,
+		...bundleOptions({ inline, plugins }),
 		entryPoints: entry,
 		outdir,
-		bundle: true,
 		splitting: true,
 		format: "esm",
-		platform: "node",
-		target: "node20",
-		external: externalBut(inline),
 		sourcemap: true,
-		logLevel: "warning",
 		// Bundled CommonJS (commander) calls `require`, which an ES module needs to be given.
 		banner: { js: 'import { createRequire as __pbotCreateRequire } from "node:module"; const require = __pbotCreateRequire(import.meta.url);' },
-		plugins: [rxjsFromEsModules, lazyRxjsBundled, ...plugins],
 	});
 }
