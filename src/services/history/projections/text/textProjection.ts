@@ -271,9 +271,13 @@ export class TextProjection {
 	 * (an ingest holds no heads; a fork another process wrote) its next catch-up sees to: such a
 	 * projection is made again with them (`forkParents`).
 	 */
-	needsCopyKeys(archive: SessionArchive): boolean {
+	needsCopyKeys(archive: SessionArchive, parents?: ReadonlySet<string>): boolean {
 		if (archive.session.parentSessionId !== undefined) return true;
-		for (const parent of this.parentsNamed()) if (parent === archive.session.sessionId) return true;
+		const id = archive.session.sessionId;
+		// A catch-up's parents (`forkParents`, kept up with the heads it holds) stand for the heads':
+		// no pass over every head for each session it makes. The overlays may have changed since.
+		if (parents?.has(id)) return true;
+		for (const parent of parents ? this.parentsOfOverlays() : this.parentsNamed()) if (parent === id) return true;
 		return false;
 	}
 
@@ -484,10 +488,8 @@ export class TextProjection {
 
 	/**
 	 * A session's projection made again from its archive, and returned (whole); its write joins
-	 * `writes`. `parents`: a catch-up's (`forkParents`, kept up with the heads it holds), so the
-	 * copy keys are decided without a pass over every head for each session made; else as
-	 * `needsCopyKeys` tells. `replaces`: its own file, as it was read (damaged, behind, or without
-	 * the copy keys it needs).
+	 * `writes`. `parents`: a catch-up's, for `needsCopyKeys`. `replaces`: its own file, as it was
+	 * read (damaged, behind, or without the copy keys it needs).
 	 */
 	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces?: FileRead): Promise<SessionText | undefined> {
 		const { archives } = this.options;
@@ -515,10 +517,7 @@ export class TextProjection {
 		// Reading and parsing a large archive, then projecting it, each hold the thread for tens of ms.
 		await this.timeSlice.pause();
 		const alloc = this.packs.alloc;
-		const copyKeys = parents
-			? parents.has(id) || read.archive.session.parentSessionId !== undefined || [...this.parentsOfOverlays()].includes(id)
-			: this.needsCopyKeys(read.archive);
-		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys });
+		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys: this.needsCopyKeys(read.archive, parents) });
 		const bytes = finishSessionText(
 			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
 			read.revision,
