@@ -123,6 +123,11 @@ async function child<T>(options: BenchOptions, task: string, params: Record<stri
 	});
 }
 
+/** A child task's error, for a note: the first three lines of its message, on one line. */
+function firstLines(err: unknown): string {
+	return (err as Error).message.split("\n").slice(0, 3).join(" ");
+}
+
 /** `rg` on this machine, or why not. */
 function ripgrep(): { ok: true; version: string } | { ok: false; why: string } {
 	const r = spawnSync("rg", ["--version"], { encoding: "utf8" });
@@ -731,7 +736,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				const warm = await piRun(true);
 				log(`  warm-up start (not counted): first search ${ms(warm.firstQueryMs)}`);
 			} catch (err) {
-				errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+				errors.push(firstLines(err));
 			}
 		for (let r = 0; r < runs && errors.length === 0; r++) {
 			for (const ext of [true, false]) {
@@ -741,7 +746,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					if (res.errors.length > 0) errors.push(...res.errors);
 					if (ext) log(`  run ${r + 1}: first search ${ms(res.firstQueryMs)}, later p95 ${ms(percentile(res.laterMs, 95))}, RSS ${mb(res.rss)}`);
 				} catch (err) {
-					errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+					errors.push(firstLines(err));
 					break;
 				}
 			}
@@ -764,7 +769,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					`  ${start === "rebuild" ? "search text deleted" : "no .pi/pbot"}: first search ${ms(res.firstQueryMs)}, event loop held at most ${ms(res.heldMs)}`,
 				);
 			} catch (err) {
-				errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+				errors.push(firstLines(err));
 			}
 		}
 		// A long session resumed as Pi's current one, growing: a workspace whose only session is a
@@ -779,7 +784,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					`  a ${mb(growing.bytes)} current session: search after an exchange p50 ${ms(median(growing.res.afterExchangeMs))}, with nothing appended ${ms(median(growing.res.laterMs))}; an agent run of ${RUN_STEPS} tool calls ${ms(growing.res.runMs)} (without pbot ${ms(growing.without.runMs)}), loop held ${ms(growing.res.runHeldMs)}`,
 				);
 			} catch (err) {
-				errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+				errors.push(firstLines(err));
 			}
 		}
 		const why = errors[0]?.slice(0, 160);
@@ -869,7 +874,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 						await child<PiLoadResult>(options, "piLoad", { packageDir: which === "pbot" ? ROOT : trivial, cwd: pi.workspace, agentDir: pi.agentDir }),
 					);
 		} catch (err) {
-			errors.push((err as Error).message.split("\n").slice(0, 3).join(" "));
+			errors.push(firstLines(err));
 		}
 		const loadProblems = [...loads.pbot, ...loads.trivial].flatMap((l) => (l.extensions === 0 ? ["no extension loaded"] : l.errors));
 		if (loads.pbot.length > 0 && loads.trivial.length > 0) {
