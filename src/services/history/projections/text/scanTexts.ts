@@ -144,7 +144,10 @@ export class ScanCollector {
 		const forked = parent !== undefined;
 		let matchedQa: Set<number> | undefined;
 		const keys: number[] = [];
-		for (const doc of docs) {
+		// Last row first: a session's Q&A are in the order they were asked, and the newest rank first
+		// (see `rank`; the sessions themselves come newest first).
+		for (let i = docs.length - 1; i >= 0; i--) {
+			const doc = docs[i] as number;
 			if (doc === inProgress) {
 				this.leftOut++;
 				continue;
