@@ -1,3 +1,5 @@
+import { indexOfBytes } from "./byteSearch.ts";
+
 /**
  * The rows whose folded text holds a needle, found while a session's text section is read a chunk
  * at a time (each chunk searched while it is still in the processor's cache, then let go): what
@@ -49,7 +51,7 @@ export class ChunkMatcher {
 			}
 		}
 		for (let from = Math.max(0, this.resume - at); from < chunk.length; ) {
-			const found = chunk.indexOf(this.needle, from);
+			const found = indexOfBytes(chunk, this.needle, from);
 			if (found < 0) break;
 			if (!this.found(at + found)) return;
 			from = this.resume - at;

@@ -16,6 +16,7 @@ import {
 	type SessionTextHeader,
 } from "./sessionTextFormat.ts";
 import { ChunkMatcher } from "./chunkMatcher.ts";
+import { indexOfBytes } from "./byteSearch.ts";
 
 /** Why a projection file cannot be used (it is then rebuilt from its archive). */
 export class SessionTextError extends Error {
@@ -275,7 +276,7 @@ export class SessionText {
 		let doc = 0;
 		let from = textAt;
 		for (;;) {
-			const at = body.indexOf(needle, from);
+			const at = indexOfBytes(body, needle, from);
 			if (at < 0 || at >= end) return out;
 			const offset = at - textAt;
 			// Rows are in text order: move to the row whose text holds the match.

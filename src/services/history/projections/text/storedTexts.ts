@@ -1,4 +1,5 @@
 import type { TextStore } from "../../service/ports.ts";
+import { searchableBuffer } from "./byteSearch.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import type { FileRead } from "./projectionPacks.ts";
@@ -229,7 +230,9 @@ export class StoredTexts {
 	private buffer(length: number, which: "scan" | "chunk" | "meta" | "head" = "scan"): Buffer {
 		const held = this.buffers.get(which);
 		if (held && held.length >= length) return held;
-		const made = Buffer.allocUnsafe(which === "chunk" ? length : Math.max(length, which === "scan" ? SCAN_BUFFER : 0, (held?.length ?? 0) * 2));
+		const size = which === "chunk" ? length : Math.max(length, which === "scan" ? SCAN_BUFFER : 0, (held?.length ?? 0) * 2);
+		// The text searched is read into the chunk or scan buffer: made where the byte search runs in WebAssembly.
+		const made = (which === "chunk" || which === "scan" ? searchableBuffer(size) : undefined) ?? Buffer.allocUnsafe(size);
 		this.buffers.set(which, made);
 		return made;
 	}

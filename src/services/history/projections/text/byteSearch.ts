@@ -1,0 +1,88 @@
+/**
+ * Finding a folded needle's bytes in a scan's buffers, with WebAssembly SIMD (`byteSearch.wat`).
+ *
+ * A search is a scan of ≈ 90 MB of folded text on the bench's 1 GB history, and `Buffer.indexOf`
+ * was half of it: its search starts with `memchr` for the needle's first byte, which in text stops
+ * every few bytes ("connection pool": at every "c"). The module tests sixteen positions at once for
+ * the needle's first and last byte, and compares only where both match: over that history's text,
+ * "connection pool" 31 → 12 ms, "the user" 59 → 12 ms, "searchport-zq469" 24 → 7 ms (one process,
+ * the same chunks). A one-byte needle stays with `Buffer.indexOf` (`memchr` is the fastest there).
+ *
+ * The module searches only its own memory, so the buffers a scan reads into are made there
+ * (`searchableBuffer`), and `indexOfBytes` searches in WebAssembly when the haystack is one of them,
+ * with `Buffer.indexOf` otherwise (or where WebAssembly SIMD is missing). The answers are the same.
+ */
+import { BYTE_SEARCH_WASM } from "./byteSearchModule.ts";
+
+const PAGE = 64 * 1024;
+/** The memory's first bytes hold the needle: longer needles are searched with `Buffer.indexOf`. */
+const NEEDLE_ROOM = PAGE;
+/** The largest searchable buffer (the module's offsets are signed 32-bit). */
+const MAX_BUFFER = 1 << 30;
+
+type Find = (hay: number, len: number, needle: number, k: number) => number;
+
+/** What is used of the global `WebAssembly` (its types come with the DOM's, which this project does not load). */
+interface WasmApi {
+	readonly Module: new (bytes: Uint8Array) => object;
+	readonly Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
+	readonly Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+}
+const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+/** A searchable buffer's module: its memory (needle room, then the buffer) and the needle it holds now. */
+interface Searcher {
+	readonly find: Find;
+	readonly memory: Uint8Array;
+	needle?: Uint8Array;
+}
+
+/** Per searchable buffer's memory: its module. */
+const searchers = new WeakMap<ArrayBufferLike, Searcher>();
+
+/** The compiled module, once per process; `null` where it cannot be (no WebAssembly SIMD). */
+let compiled: object | null | undefined;
+
+function compiledModule(): object | null {
+	if (compiled === undefined) {
+		try {
+			compiled = wasm ? new wasm.Module(Buffer.from(BYTE_SEARCH_WASM, "base64")) : null;
+		} catch {
+			compiled = null;
+		}
+	}
+	return compiled;
+}
+
+/**
+ * A buffer of `length` bytes that `indexOfBytes` searches in WebAssembly: a fresh module instance
+ * with memory of its own. `undefined` where WebAssembly SIMD is missing or `length` is too large
+ * (the caller then makes a plain buffer).
+ */
+export function searchableBuffer(length: number): Buffer | undefined {
+	const module = length <= MAX_BUFFER ? compiledModule() : null;
+	if (!module || !wasm) return undefined;
+	const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
+	const instance = new wasm.Instance(module, { pbot: { memory } });
+	searchers.set(memory.buffer, { find: instance.exports.find as Find, memory: new Uint8Array(memory.buffer) });
+	return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
+}
+
+/**
+ * `haystack.indexOf(needle, from)` for a needle and a start in the haystack (`from` ≥ 0), in
+ * WebAssembly when `haystack` lies in a searchable buffer. The needle is copied into the module's
+ * memory when it is not the one searched for last: a scan hands in the same array every time, and
+ * must not change it meanwhile.
+ */
+export function indexOfBytes(haystack: Buffer, needle: Uint8Array, from: number): number {
+	const k = needle.length;
+	const searcher = k >= 2 && k <= NEEDLE_ROOM && from >= 0 ? searchers.get(haystack.buffer) : undefined;
+	if (!searcher) return haystack.indexOf(needle, from);
+	if (from + k > haystack.length) return -1;
+	if (searcher.needle !== needle) {
+		searcher.memory.set(needle, 0);
+		searcher.needle = needle;
+	}
+	const at = searcher.find(haystack.byteOffset + from, haystack.length - from, 0, k);
+	return at < 0 ? -1 : from + at;
+}
