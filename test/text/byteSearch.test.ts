@@ -7,18 +7,7 @@ import { describe, expect, it } from "vitest";
 import { byteSearchModuleSource, compileByteSearch } from "../../scripts/byte-search-wasm.mjs";
 import { indexOfBytes, searchableBuffer } from "../../src/services/history/projections/text/byteSearch.ts";
 import { BYTE_SEARCH_WASM } from "../../src/services/history/projections/text/byteSearchModule.ts";
-
-/** A small seeded generator (mulberry32): the same cases on every run. */
-function random(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
+import { prng } from "../durability/fuzz/mutations.ts";
 
 /** Bytes from a small alphabet (so needles nearly match everywhere): letters, a CJK character's bytes, the separator 0xFF. */
 const ALPHABET = [0x61, 0x62, 0x63, 0x20, 0xe9, 0x85, 0x8d, 0xff];
@@ -35,7 +24,7 @@ describe("byte search", () => {
 	});
 
 	it("finds what Buffer.indexOf finds, in WebAssembly", () => {
-		const next = random(20261203);
+		const next = prng(20261203);
 		const region = searchableBuffer(70_000);
 		// This machine has WebAssembly SIMD: the search below must be the module's, not the fallback.
 		expect(region).toBeDefined();

@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import { SEPARATOR } from "../../src/services/history/projections/text/sessionTextFormat.ts";
-import type { HistoryService } from "../../src/services/history/service/historyService.ts";
+import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
 import { TextProjection } from "../../src/services/history/projections/text/textProjection.ts";
 import type { TextStore } from "../../src/services/history/service/ports.ts";
@@ -125,6 +126,40 @@ describe("the text pack", () => {
 		expect(await answers(remade)).toEqual(want);
 		expect(remade.takeWarnings().join("\n")).toMatch(/rebuilt from the archives \(\d+ missing\)/);
 		expect((await projected(workspace)).length).toBe(KEYS.length);
+	});
+
+	it("is made by a first ingest as it goes: no file is written for any session, and it answers as the archives do", async () => {
+		const ws = await fixtureWorkspace(KEYS);
+		cleanups.push(ws.workspace);
+		const store = workspaceTextStore(ws.workspace);
+		// The workspace's own text store, its writes of session files counted.
+		const written: string[] = [];
+		const text: TextStore = {
+			...store,
+			write: (id, bytes) => {
+				written.push(id);
+				return store.write(id, bytes);
+			},
+		};
+		const discovery = fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] });
+		const service = new HistoryService({ store: workspaceArchiveStore(ws.workspace), text, discovery, packAfter: 1 });
+		await service.ingest();
+		expect(written).toEqual([]);
+		expect(await projected(ws.workspace)).toEqual([]);
+		const pack = join(textDir(ws.workspace), "pack.cache");
+		expect((await packEntries(pack)).map(([id]) => id).sort()).toEqual((await workspaceArchiveStore(ws.workspace).list()).sort());
+		const open = (): HistoryService =>
+			openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false, packAfter: 1 });
+		const fresh = open();
+		expect(await answers(fresh)).toEqual(await archivedAnswers(open));
+		expect(fresh.takeWarnings()).toEqual([]);
+		// A later ingest that finds a pack writes a changed session's file, as before.
+		const file = join(ws.sessions, (await readdir(ws.sessions)).filter((n) => n.endsWith(".jsonl")).sort()[0] as string);
+		const last = (JSON.parse((await readFile(file, "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+		await appendFile(file, jsonl([user("u-pack-later", last, "a later question about packs"), reply("a-pack-later", "u-pack-later", "a later answer")]));
+		await service.ingest();
+		expect(written.length).toBe(1);
+		expect(await open().search({ query: "a later answer" })).toMatchObject({ total: 1 });
 	});
 
 	it("is written by Pi's warm-up after the start's ingest too, and not by a search", async () => {

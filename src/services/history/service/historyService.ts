@@ -278,6 +278,7 @@ export class HistoryService {
 				apply: (source: SessionSource, events: readonly HistoryEvent[], into: string[]) => this.applyFile(source, events, into),
 				syncDeferred: () => this.writer.syncDeferred(),
 				...(this.options.checkpoints ? { saveCheckpoints: this.options.checkpoints.save.bind(this.options.checkpoints) } : {}),
+				packing: (files: number, run: () => Promise<void>) => this.projection.packingWhile(files, run),
 			};
 			const progress = this.options.progress;
 			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined);

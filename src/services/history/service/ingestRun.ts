@@ -50,6 +50,8 @@ export interface IngestRunPorts {
 	syncDeferred(): Promise<void>;
 	/** Stores checkpoints (merged over what is stored). */
 	saveCheckpoints?(fresh: ReadonlyMap<string, SourceCheckpoint>): Promise<void>;
+	/** Runs the reading of `files` files and their writes (`run`), their projections perhaps stored into a new pack (`TextProjection.packingWhile`). */
+	packing?(files: number, run: () => Promise<void>): Promise<void>;
 }
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
@@ -93,48 +95,53 @@ export async function runIngest(
 			(error: unknown) => ({ error }),
 		);
 	};
-	let next = todo[0] ? startReplay(todo[0]) : undefined;
-	for (let k = 0; k < todo.length; k++) {
-		const { source, fingerprint } = todo[k] as Todo;
-		const replayed = await (next as NonNullable<typeof next>);
-		next = k + 1 < todo.length ? startReplay(todo[k + 1] as Todo) : undefined;
-		try {
-			if (replayed.error !== undefined) throw replayed.error;
-			const state = replayed.state;
-			const ingested = await ports.apply(source, replayed.events as HistoryEvent[], warnings);
-			if (ingested.report) reports.push(ingested.report);
-			const done = () => {
-				if (fingerprint !== undefined) ports.fingerprints.set(source.key, fingerprint);
-				// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
-				// reading one would load the pipeline at every query); the others say something worth
-				// repeating (a hostile id).
-				if (state && (ingested.sessionId !== "" || state.size === 0)) {
-					fresh.set(state.key, {
-						size: state.size,
-						mtimeMs: state.mtimeMs,
-						headHash: state.headHash,
-						sessionId: ingested.sessionId,
-						...(fingerprint !== undefined ? { stamp: fingerprint } : {}),
-					});
+	// Every file read and every write landed (their projections stored: into a new pack when
+	// `packing` makes one).
+	const readAll = async (): Promise<void> => {
+		let next = todo[0] ? startReplay(todo[0]) : undefined;
+		for (let k = 0; k < todo.length; k++) {
+			const { source, fingerprint } = todo[k] as Todo;
+			const replayed = await (next as NonNullable<typeof next>);
+			next = k + 1 < todo.length ? startReplay(todo[k + 1] as Todo) : undefined;
+			try {
+				if (replayed.error !== undefined) throw replayed.error;
+				const state = replayed.state;
+				const ingested = await ports.apply(source, replayed.events as HistoryEvent[], warnings);
+				if (ingested.report) reports.push(ingested.report);
+				const done = () => {
+					if (fingerprint !== undefined) ports.fingerprints.set(source.key, fingerprint);
+					// Files that gave a session are checkpointed, and empty ones (named by Pi, not written yet:
+					// reading one would load the pipeline at every query); the others say something worth
+					// repeating (a hostile id).
+					if (state && (ingested.sessionId !== "" || state.size === 0)) {
+						fresh.set(state.key, {
+							size: state.size,
+							mtimeMs: state.mtimeMs,
+							headHash: state.headHash,
+							sessionId: ingested.sessionId,
+							...(fingerprint !== undefined ? { stamp: fingerprint } : {}),
+						});
+					}
+				};
+				if (!ingested.write) done();
+				else {
+					const write: Promise<void> = ingested.write
+						.then(done, (err: Error) => {
+							warnings.push(`${source.key}: ${err.message}`);
+							failed.add(ingested.sessionId);
+						})
+						.finally(() => writes.delete(write));
+					writes.add(write);
+					if (writes.size >= MAX_PENDING_WRITES) await Promise.race(writes);
 				}
-			};
-			if (!ingested.write) done();
-			else {
-				const write: Promise<void> = ingested.write
-					.then(done, (err: Error) => {
-						warnings.push(`${source.key}: ${err.message}`);
-						failed.add(ingested.sessionId);
-					})
-					.finally(() => writes.delete(write));
-				writes.add(write);
-				if (writes.size >= MAX_PENDING_WRITES) await Promise.race(writes);
+			} catch (err) {
+				warnings.push(`${source.key}: ${(err as Error).message}`);
 			}
-		} catch (err) {
-			warnings.push(`${source.key}: ${(err as Error).message}`);
+			progress?.(k + 1, todo.length);
 		}
-		progress?.(k + 1, todo.length);
-	}
-	await Promise.all(writes);
+		await Promise.all(writes);
+	};
+	await (ports.packing ? ports.packing(todo.length, readAll) : readAll());
 	// One folder sync for the whole ingest, before any checkpoint vouches for its archives.
 	await ports.syncDeferred().catch((err: Error) => {
 		warnings.push(`archives: ${err.message}`);

@@ -40,6 +40,11 @@ export class ProjectionPacks {
 
 	constructor(private readonly options: ProjectionPacksOptions) {}
 
+	/** Whether a pack is being made now (`making`): projections stored meanwhile go into it (`append`). */
+	get active(): boolean {
+		return this.made !== undefined;
+	}
+
 	/** Whether packs can be written here: a pack entry is trusted by its revision, which only a store that reports them gives. */
 	get possible(): boolean {
 		return this.options.texts.writePack !== undefined && this.options.archives.revisions !== undefined;
@@ -109,7 +114,8 @@ export class ProjectionPacks {
 				}
 				if (made.broken) throw made.broken;
 				if (made.entries.length === 0) throw new NothingMade();
-				append(encodePackIndex(made.entries, made.end));
+				// (A session appended twice, made again with copy keys: its last entry is the one.)
+				append(encodePackIndex([...new Map(made.entries.map((e) => [e.sessionId, e])).values()], made.end));
 			});
 			// Files the pack's entries replace (read before an entry, they would hide it), once it is in
 			// place. One that cannot be removed is read, found behind and made again by the next catch-up.
