@@ -1,5 +1,5 @@
 /**
- * The byte search's WebAssembly (`src/services/history/projections/text/byteSearch.wat`) compiled
+ * The byte search's WebAssembly (`src/services/history/model/byteSearch.wat`) compiled
  * with wabt, and the module that carries its bytes (`byteSearchModule.ts`), so that nothing at run
  * time needs wabt. `node scripts/byte-search-wasm.mjs` writes the module; the byte search's test
  * compiles the text again and checks that the module still holds the same bytes.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import wabt from "wabt";
 
-const folder = join(fileURLToPath(new URL("..", import.meta.url)), "src", "services", "history", "projections", "text");
+const folder = join(fileURLToPath(new URL("..", import.meta.url)), "src", "services", "history", "model");
 export const watFile = join(folder, "byteSearch.wat");
 export const moduleFile = join(folder, "byteSearchModule.ts");
 

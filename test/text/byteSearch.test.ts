@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { byteSearchModuleSource, compileByteSearch } from "../../scripts/byte-search-wasm.mjs";
-import { indexOfBytes, searchableBuffer } from "../../src/services/history/projections/text/byteSearch.ts";
-import { BYTE_SEARCH_WASM } from "../../src/services/history/projections/text/byteSearchModule.ts";
+import { indexOfBytes, searchableBuffer } from "../../src/services/history/model/byteSearch.ts";
+import { BYTE_SEARCH_WASM } from "../../src/services/history/model/byteSearchModule.ts";
 import { prng } from "../durability/fuzz/mutations.ts";
 
 /** Bytes from a small alphabet (so needles nearly match everywhere): letters, a CJK character's bytes, the separator 0xFF. */

@@ -2,6 +2,7 @@ import { createHash } from "../../../services/history/model/lazyCrypto.ts";
 import { closeSync, constants, createReadStream, fstatSync, openSync, readdirSync, readSync, type Stats, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Observable } from "rxjs";
+import { searchableBuffer } from "../../../services/history/model/byteSearch.ts";
 import { isValidId } from "../../../services/history/model/ids.ts";
 import type { SessionSource, SourceState } from "../../../services/history/service/ports.ts";
 import { sessionIdFromFileName } from "../../../services/history/model/sessionFileName.ts";
@@ -92,7 +93,8 @@ export function readFileChunksReusing(path: string, onOpened?: (info: { size: nu
 					fd = openSync(path, READ_NONBLOCKING);
 					const s = fstatSync(fd);
 					if (!s.isFile()) throw new Error(`${basename(path)} is not a regular file`);
-					buffer = spare.pop() ?? Buffer.allocUnsafe(REUSED_CHUNK);
+					// (Where the byte search module can scan it: the ingest's JSON strings, `scanMessageLine.ts`.)
+					buffer = spare.pop() ?? searchableBuffer(REUSED_CHUNK) ?? Buffer.allocUnsafe(REUSED_CHUNK);
 					// Size and time before the first byte is read: a file that grows meanwhile shows as changed.
 					info = { size: s.size, mtimeMs: s.mtimeMs };
 				}

@@ -26,6 +26,7 @@
  * them into U+FFFD without touching the ASCII bytes around them, so the JSON structure is the same
  * on bytes as on the decoded text, and the strings that are kept are decoded the same way.
  */
+import { plainOf, type Plain } from "../model/byteSearch.ts";
 import type { EntryLite, MessageLite } from "./sessionEntry.ts";
 
 const decoder = new TextDecoder("utf-8");
@@ -460,8 +461,18 @@ function hasEscape(b: Uint8Array, from: number, to: number): boolean {
  */
 let words: Int32Array<ArrayBufferLike> = new Int32Array(0);
 let wordsStart = 0;
+/**
+ * For a line in a searchable buffer (a session file is read into one, `sessionFiles.ts`): the
+ * byte search module's `plain`, which skips sixteen bytes at a time (`byteSearch.wat`), and the
+ * line's address in its memory. The four-byte steps are for other lines (one that spans two reads).
+ */
+let plain: Plain | undefined;
+let plainBase = 0;
 
 function viewWords(bytes: Uint8Array): void {
+	plain = plainOf(bytes);
+	plainBase = bytes.byteOffset;
+	if (plain !== undefined) return;
 	const aligned = (bytes.byteOffset + 3) & ~3;
 	wordsStart = aligned - bytes.byteOffset;
 	const count = Math.max(0, (bytes.length - wordsStart) >> 2);
@@ -475,7 +486,8 @@ function viewWords(bytes: Uint8Array): void {
 function scanString(b: Uint8Array, at: number, limit: number): number {
 	let i = at + 1;
 	for (;;) {
-		if (i >= wordsStart && ((i - wordsStart) & 3) === 0) {
+		if (plain !== undefined) i = plain(plainBase + i, plainBase + limit) - plainBase;
+		else if (i >= wordsStart && ((i - wordsStart) & 3) === 0) {
 			let w = (i - wordsStart) >> 2;
 			const last = Math.min(words.length, (limit - wordsStart) >> 2);
 			// Two words a round while both are plain, then one.

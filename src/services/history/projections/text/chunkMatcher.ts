@@ -1,4 +1,4 @@
-import { indexOfBytes } from "./byteSearch.ts";
+import { indexOfBytes } from "../../model/byteSearch.ts";
 
 /**
  * The rows whose folded text holds a needle, found while a session's text section is read a chunk

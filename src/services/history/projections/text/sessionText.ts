@@ -16,7 +16,7 @@ import {
 	type SessionTextHeader,
 } from "./sessionTextFormat.ts";
 import { ChunkMatcher } from "./chunkMatcher.ts";
-import { indexOfBytes } from "./byteSearch.ts";
+import { indexOfBytes } from "../../model/byteSearch.ts";
 
 /** Why a projection file cannot be used (it is then rebuilt from its archive). */
 export class SessionTextError extends Error {

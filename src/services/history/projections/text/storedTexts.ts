@@ -1,5 +1,5 @@
 import type { TextStore } from "../../service/ports.ts";
-import { searchableBuffer } from "./byteSearch.ts";
+import { searchableBuffer } from "../../model/byteSearch.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import type { FileRead } from "./projectionPacks.ts";

@@ -11,6 +11,8 @@
  * The module searches only its own memory, so the buffers a scan reads into are made there
  * (`searchableBuffer`), and `indexOfBytes` searches in WebAssembly when the haystack is one of them,
  * with `Buffer.indexOf` otherwise (or where WebAssembly SIMD is missing). The answers are the same.
+ * The ingest reads session files into such buffers too: its JSON string scan skips plain bytes
+ * with the module's `plain` (`plainOf`).
  */
 import { BYTE_SEARCH_WASM } from "./byteSearchModule.ts";
 
@@ -21,6 +23,8 @@ const NEEDLE_ROOM = PAGE;
 const MAX_BUFFER = 1 << 30;
 
 type Find = (hay: number, len: number, needle: number, k: number) => number;
+/** The module's `plain(p, end)` (`byteSearch.wat`): the first quote, backslash or control byte in `[p, end)`, or `end`. */
+export type Plain = (p: number, end: number) => number;
 
 /** What is used of the global `WebAssembly` (its types come with the DOM's, which this project does not load). */
 interface WasmApi {
@@ -33,6 +37,7 @@ const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 /** A searchable buffer's module: its memory (needle room, then the buffer) and the needle it holds now. */
 interface Searcher {
 	readonly find: Find;
+	readonly plain: Plain;
 	readonly memory: Uint8Array;
 	needle?: Uint8Array;
 }
@@ -64,7 +69,7 @@ export function searchableBuffer(length: number): Buffer | undefined {
 	if (!module || !wasm) return undefined;
 	const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
 	const instance = new wasm.Instance(module, { pbot: { memory } });
-	searchers.set(memory.buffer, { find: instance.exports.find as Find, memory: new Uint8Array(memory.buffer) });
+	searchers.set(memory.buffer, { find: instance.exports.find as Find, plain: instance.exports.plain as Plain, memory: new Uint8Array(memory.buffer) });
 	return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
 }
 
@@ -85,4 +90,12 @@ export function indexOfBytes(haystack: Buffer, needle: Uint8Array, from: number)
 	}
 	const at = searcher.find(haystack.byteOffset + from, haystack.length - from, 0, k);
 	return at < 0 ? -1 : from + at;
+}
+
+/**
+ * The module's `plain` for bytes that lie in a searchable buffer (addresses are `bytes.byteOffset`
+ * plus an index in `bytes`), else `undefined`: what a JSON string's scan skips plain bytes with.
+ */
+export function plainOf(bytes: Uint8Array): Plain | undefined {
+	return searchers.get(bytes.buffer)?.plain;
 }
