@@ -19,8 +19,9 @@ import type { SessionText } from "./sessionText.ts";
  * or one of another format or projection version, is not read at all: its sessions are made again
  * from their archives, as missing files are.
  *
- *   entries  per session, its projection file (header line, table, ids, meta, text, original), in
- *            session id order
+ *   entries  per session, its projection file (header line, table, ids, meta, text, original): in
+ *            session id order, or as a first ingest stored them (a session made again may appear
+ *            twice; the index names its later bytes, the earlier are never read)
  *   index    JSON: `{"format","version","textVersion","entries":[[sessionId, revision, offset, length], …]}`
  *   footer   `PBTPACK1`, then the index's offset as a u48 LE and 2 zero bytes
  */
