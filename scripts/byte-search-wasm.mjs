@@ -25,11 +25,12 @@ export async function compileByteSearch() {
 	}
 }
 
-/** The TypeScript module that carries `bytes`. */
+/** The TypeScript module that carries `bytes` (as Biome formats it). */
 export function byteSearchModuleSource(bytes) {
 	return `// Written by \`node scripts/byte-search-wasm.mjs\` from byteSearch.wat: do not edit.
 /** The byte search's WebAssembly module (${bytes.length} bytes), base64. */
-export const BYTE_SEARCH_WASM = "${bytes.toString("base64")}";
+export const BYTE_SEARCH_WASM =
+	"${bytes.toString("base64")}";
 `;
 }
 

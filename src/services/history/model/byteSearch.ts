@@ -67,10 +67,15 @@ function compiledModule(): object | null {
 export function searchableBuffer(length: number): Buffer | undefined {
 	const module = length <= MAX_BUFFER ? compiledModule() : null;
 	if (!module || !wasm) return undefined;
-	const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
-	const instance = new wasm.Instance(module, { pbot: { memory } });
-	searchers.set(memory.buffer, { find: instance.exports.find as Find, plain: instance.exports.plain as Plain, memory: new Uint8Array(memory.buffer) });
-	return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
+	try {
+		const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
+		const instance = new wasm.Instance(module, { pbot: { memory } });
+		searchers.set(memory.buffer, { find: instance.exports.find as Find, plain: instance.exports.plain as Plain, memory: new Uint8Array(memory.buffer) });
+		return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
+	} catch {
+		// (Each memory reserves address space of its own: where none is left, a plain buffer does.)
+		return undefined;
+	}
 }
 
 /**

@@ -11,8 +11,8 @@
 ;; whose search stumbles on a needle's common first letter (its `memchr` stops at every "c" of
 ;; "connection pool").
 (module
-  ;; The memory is the caller's (`ByteSearch`), made at the size it needs and never grown: growing
-  ;; it would detach every view of it.
+  ;; The memory is the caller's (`searchableBuffer`), made at the size it needs and never grown:
+  ;; growing it would detach every view of it.
   (import "pbot" "memory" (memory 1))
   (func (export "find") (param $hay i32) (param $len i32) (param $needle i32) (param $k i32) (result i32)
     (local $i i32)
