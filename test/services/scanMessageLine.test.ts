@@ -9,7 +9,7 @@ import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
 import { parseLine, parseLineInFull } from "../../src/services/history/ingest/parseLines.ts";
 import { scanMessageLine } from "../../src/services/history/ingest/scanMessageLine.ts";
-import { plainOf, searchableBuffer } from "../../src/services/history/model/byteSearch.ts";
+import { searchableBuffer, stringEndOf } from "../../src/services/history/model/byteSearch.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { prng } from "../durability/fuzz/mutations.ts";
 
@@ -31,7 +31,7 @@ function linesOf(bytes: Uint8Array): Uint8Array[] {
 
 /**
  * Where a session file is read in an ingest: a searchable buffer, whose lines' strings the fast path
- * skips through with the byte search module (`plain`), not four bytes at a time.
+ * scans with the byte search module (`string_end`), not four bytes at a time.
  */
 const region = searchableBuffer(1 << 20) as Buffer;
 let shift = 0;
@@ -49,7 +49,7 @@ function expectAgreement(bytes: Uint8Array): boolean {
 	const fast = scanMessageLine(bytes, 3);
 	if (bytes.length + 16 <= region.length) {
 		const moved = inModuleMemory(bytes);
-		expect(plainOf(moved)).toBeDefined();
+		expect(stringEndOf(moved)).toBeDefined();
 		expect(scanMessageLine(moved, 3)).toEqual(fast);
 	}
 	if (!fast) return false;

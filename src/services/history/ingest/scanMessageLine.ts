@@ -26,7 +26,7 @@
  * them into U+FFFD without touching the ASCII bytes around them, so the JSON structure is the same
  * on bytes as on the decoded text, and the strings that are kept are decoded the same way.
  */
-import { plainOf, type Plain } from "../model/byteSearch.ts";
+import { type StringEnd, stringEndOf } from "../model/byteSearch.ts";
 import type { EntryLite, MessageLite } from "./sessionEntry.ts";
 
 const decoder = new TextDecoder("utf-8");
@@ -463,16 +463,17 @@ let words: Int32Array<ArrayBufferLike> = new Int32Array(0);
 let wordsStart = 0;
 /**
  * For a line in a searchable buffer (a session file is read into one, `sessionFiles.ts`): the
- * byte search module's `plain`, which skips sixteen bytes at a time (`byteSearch.wat`), and the
- * line's address in its memory. The four-byte steps are for other lines (one that spans two reads).
+ * byte search module's `string_end`, which scans a whole string in one call, plain bytes sixteen at
+ * a time (`byteSearch.wat`), and the line's address in its memory. The four-byte steps below are
+ * for other lines (one that spans two reads).
  */
-let plain: Plain | undefined;
-let plainBase = 0;
+let stringEnd: StringEnd | undefined;
+let lineBase = 0;
 
 function viewWords(bytes: Uint8Array): void {
-	plain = plainOf(bytes);
-	plainBase = bytes.byteOffset;
-	if (plain !== undefined) return;
+	stringEnd = stringEndOf(bytes);
+	lineBase = bytes.byteOffset;
+	if (stringEnd !== undefined) return;
 	const aligned = (bytes.byteOffset + 3) & ~3;
 	wordsStart = aligned - bytes.byteOffset;
 	const count = Math.max(0, (bytes.length - wordsStart) >> 2);
@@ -484,10 +485,13 @@ function viewWords(bytes: Uint8Array): void {
  * quote, or -1. The hot loop of the whole fast path: most bytes of a history are inside strings.
  */
 function scanString(b: Uint8Array, at: number, limit: number): number {
+	if (stringEnd !== undefined) {
+		const end = stringEnd(lineBase + at + 1, lineBase + limit);
+		return end < 0 ? -1 : end - lineBase;
+	}
 	let i = at + 1;
 	for (;;) {
-		if (plain !== undefined) i = plain(plainBase + i, plainBase + limit) - plainBase;
-		else if (i >= wordsStart && ((i - wordsStart) & 3) === 0) {
+		if (i >= wordsStart && ((i - wordsStart) & 3) === 0) {
 			let w = (i - wordsStart) >> 2;
 			const last = Math.min(words.length, (limit - wordsStart) >> 2);
 			// Two words a round while both are plain, then one.

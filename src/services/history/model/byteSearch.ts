@@ -11,8 +11,8 @@
  * The module searches only its own memory, so the buffers a scan reads into are made there
  * (`searchableBuffer`), and `indexOfBytes` searches in WebAssembly when the haystack is one of them,
  * with `Buffer.indexOf` otherwise (or where WebAssembly SIMD is missing). The answers are the same.
- * The ingest reads session files into such buffers too: its JSON string scan skips plain bytes
- * with the module's `plain` (`plainOf`).
+ * The ingest reads session files into such buffers too: its fast path scans each JSON string with
+ * the module's `string_end` (`stringEndOf`), plain bytes sixteen at a time.
  */
 import { BYTE_SEARCH_WASM } from "./byteSearchModule.ts";
 
@@ -23,8 +23,11 @@ const NEEDLE_ROOM = PAGE;
 const MAX_BUFFER = 1 << 30;
 
 type Find = (hay: number, len: number, needle: number, k: number) => number;
-/** The module's `plain(p, end)` (`byteSearch.wat`): the first quote, backslash or control byte in `[p, end)`, or `end`. */
-export type Plain = (p: number, end: number) => number;
+/**
+ * The module's `string_end(p, end)` (`byteSearch.wat`): from the byte after a JSON string's opening
+ * quote, the address after its closing quote, or -1 when the string is not valid JSON before `end`.
+ */
+export type StringEnd = (p: number, end: number) => number;
 
 /** What is used of the global `WebAssembly` (its types come with the DOM's, which this project does not load). */
 interface WasmApi {
@@ -37,7 +40,7 @@ const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 /** A searchable buffer's module: its memory (needle room, then the buffer) and the needle it holds now. */
 interface Searcher {
 	readonly find: Find;
-	readonly plain: Plain;
+	readonly stringEnd: StringEnd;
 	readonly memory: Uint8Array;
 	needle?: Uint8Array;
 }
@@ -70,7 +73,11 @@ export function searchableBuffer(length: number): Buffer | undefined {
 	try {
 		const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
 		const instance = new wasm.Instance(module, { pbot: { memory } });
-		searchers.set(memory.buffer, { find: instance.exports.find as Find, plain: instance.exports.plain as Plain, memory: new Uint8Array(memory.buffer) });
+		searchers.set(memory.buffer, {
+			find: instance.exports.find as Find,
+			stringEnd: instance.exports.string_end as StringEnd,
+			memory: new Uint8Array(memory.buffer),
+		});
 		return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
 	} catch {
 		// (Each memory reserves address space of its own: where none is left, a plain buffer does.)
@@ -98,9 +105,10 @@ export function indexOfBytes(haystack: Buffer, needle: Uint8Array, from: number)
 }
 
 /**
- * The module's `plain` for bytes that lie in a searchable buffer (addresses are `bytes.byteOffset`
- * plus an index in `bytes`), else `undefined`: what a JSON string's scan skips plain bytes with.
+ * The module's `string_end` for bytes that lie in a searchable buffer (addresses are
+ * `bytes.byteOffset` plus an index in `bytes`), else `undefined`: what the ingest's fast path
+ * scans a JSON string with.
  */
-export function plainOf(bytes: Uint8Array): Plain | undefined {
-	return searchers.get(bytes.buffer)?.plain;
+export function stringEndOf(bytes: Uint8Array): StringEnd | undefined {
+	return searchers.get(bytes.buffer)?.stringEnd;
 }
