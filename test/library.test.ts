@@ -3,16 +3,13 @@
  * the build (`npm test` builds first). The README's example, end to end, in a process of its own.
  */
 import { execFile } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixtureWorkspace } from "./query/helpers.ts";
+import { foldersRemovedAfter } from "./helpers/cleanups.ts";
 
 const exec = promisify(execFile);
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 describe('import { openWorkspaceHistory } from "pbot-history"', () => {
 	it("opens a workspace's history and answers search, sessions and read; deep imports are closed", async () => {

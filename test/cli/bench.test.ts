@@ -2,16 +2,14 @@
  * `pbot-history bench`: the CLI runs the same benchmark runner as `npm run bench` (no timing is
  * asserted: the table comes out, with a ratio against a baseline measured in the same run).
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterEach(async () => {
-	for (const dir of cleanups.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("each");
 
 function capture(cwd: string) {
 	const out: string[] = [];

@@ -10,16 +10,14 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, readdir, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, historyDir, textDir } from "../../src/storage/history-files/index.ts";
 import { fixtureSessionId, fixtureWorkspace } from "../query/helpers.ts";
 import { prng, type Random } from "./fuzz/mutations.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer", "many-qa-72", "compaction", "tree-branches", "fork-source"] as const;
 const SEEDS = process.env.PBOT_HOSTILE_SEEDS ? Array.from({ length: Number(process.env.PBOT_HOSTILE_SEEDS) }, (_, i) => i + 1) : [1, 2, 3, 4, 5, 6];

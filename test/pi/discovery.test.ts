@@ -2,15 +2,13 @@ import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDiscovery, forgetSessionHeads, nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { discoveryOptionsOf } from "../../src/integrations/pi/history/piSession.ts";
 import { fixturePath } from "../helpers/fixtures.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterEach(async () => {
-	for (const dir of cleanups.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("each");
 async function temp(): Promise<string> {
 	const dir = await mkdtemp(join(tmpdir(), "pbot-disc-"));
 	cleanups.push(dir);

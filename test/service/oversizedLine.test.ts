@@ -3,20 +3,18 @@
  * Q&A before and after it are extracted, the file is checkpointed (not read again at every query),
  * and nothing of the line is kept.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { memoryCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
 import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 describe("an oversized line", () => {
 	for (const chunked of [false, true]) {

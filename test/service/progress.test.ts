@@ -1,13 +1,11 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { fixtureWorkspace, NATIVE_KEYS } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterEach(async () => {
-	for (const dir of cleanups.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("each");
 
 describe("progress of long work", () => {
 	it("an ingest says 0 of the files to read first, then each file read; a projection made again says how far, up to all", async () => {

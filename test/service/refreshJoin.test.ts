@@ -4,19 +4,17 @@
  * not discover every file again right after. One asked for once the files are being looked at gets
  * a run of its own, so nothing written before a query is missed.
  */
-import { copyFile, rm } from "node:fs/promises";
+import { copyFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { createWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionDiscovery } from "../../src/services/history/service/ports.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { fixtureFile, fixtureWorkspace, NATIVE_KEYS } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterEach(async () => {
-	for (const dir of cleanups.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("each");
 
 /** The files' discovery, counting its calls; `gate` (when set) holds a call, once it has listed the folders, until it is opened. */
 function countingDiscovery(dir: string, workspace: string) {

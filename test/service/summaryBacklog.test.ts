@@ -1,12 +1,9 @@
-import { rm } from "node:fs/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { searchableText } from "../../src/services/history/query/searchIndex.ts";
 import { ingestedFixtureWorkspace, NATIVE_KEYS } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterEach(async () => {
-	for (const dir of cleanups.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("each");
 
 describe("the summary backlog", () => {
 	it("counts each session's due summaries and estimates their input from the projection, agreeing with the archives, in a new process that read none", async () => {

@@ -3,15 +3,13 @@
  * by hand, is refused on load, moved aside with its bytes kept, reported, and its session extracted
  * again from its native file — in the same query — while every other session answers as before.
  */
-import { readdir, readFile, rename, rm, truncate, utimes, writeFile } from "node:fs/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { readdir, readFile, rename, truncate, utimes, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
 import { fixtureSessionId, ingestedFixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer"] as const;
 const [BAD, ...GOOD] = KEYS.map(fixtureSessionId) as [string, ...string[]];

@@ -10,16 +10,14 @@ import { appendFile, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 
 import { lstatSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
 import { fixtureFile, fixtureSessionId, fixtureWorkspace, ingestedFixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const KEYS = ["tools-thinking", "error-reply", "unicode-image", "long-answer", "many-qa-72"] as const;
 

@@ -4,9 +4,9 @@
  * projection was made (its first fork comes later, perhaps from another process): it is made again
  * with keys before a search visits it, so that search already shows each copied Q&A once.
  */
-import { cp, mkdir, rm } from "node:fs/promises";
+import { cp, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import { TextProjection } from "../../src/services/history/projections/text/textProjection.ts";
@@ -14,11 +14,9 @@ import { searchHistory, type SearchParams } from "../../src/services/history/que
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { workspaceArchiveStore, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { FIXTURES_DIR, fixtureFile, fixtureIndex, fixtureSessionId, fixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const CHILDREN = ["fork", "clone-at-user"];
 const PARENT = "fork-source";

@@ -2,8 +2,7 @@
  * A live update (Pi's tail, a summary) is searchable as soon as it is applied, before its archive
  * write lands: the session is searched as it is in memory until then, and from its projection after.
  */
-import { rm } from "node:fs/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { HistoryService } from "../../src/services/history/service/historyService.ts";
@@ -11,11 +10,9 @@ import type { ArchiveStore } from "../../src/services/history/service/ports.ts";
 import type { QaNode } from "../../src/services/history/model/types.ts";
 import { memoryArchiveStore } from "../../src/storage/history-files/index.ts";
 import { fixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 /** The first session held by `service`, and a new Q&A of it shaped like its first one, with `id` and `text`. */
 function newQaOf(service: HistoryService, id: string, text: string): { readonly archive: SessionArchive; readonly node: QaNode } {

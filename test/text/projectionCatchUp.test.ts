@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
@@ -15,11 +15,9 @@ import { searchHistory, type SearchParams } from "../../src/services/history/que
 import { historyDir, textDir, writeArchive } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
 import { fixtureIndex, ingestedFixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
 const PROBES: SearchParams[] = [{ query: "the", limit: 50 }, { query: "version" }, { query: "README", limit: 5, offset: 2 }, { query: "é" }, {}];

@@ -4,10 +4,10 @@
  * snippets, `verified`, totals — on Pi's own files and on generated sessions with summaries,
  * filters, paging and fork copies. (This replaced the comparison of the old trigram index.)
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRng } from "../../bench/generator/prng.ts";
 import { generateSession } from "../../bench/generator/session.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
@@ -15,11 +15,9 @@ import type { SummaryRecord } from "../../src/services/history/projections/archi
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
 import { fixtureIndex, fixtureWorkspace, summaryReady } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 /** Queries of every kind: short, phrases, CJK, case and Unicode folds, absent, and needles that need the text check. */
 const QUERIES = [

@@ -8,7 +8,7 @@
  */
 import { appendFile, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 import { SEPARATOR } from "../../src/services/history/projections/text/sessionTextFormat.ts";
@@ -21,11 +21,9 @@ import { textDir, workspaceArchiveStore, workspaceTextStore } from "../../src/st
 import { jsonl, reply, user } from "../helpers/entries.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureIndex, fixtureWorkspace } from "../query/helpers.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
-const cleanups: string[] = [];
-afterAll(async () => {
-	for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
-});
+const cleanups = foldersRemovedAfter("all");
 
 const KEYS = Object.keys(fixtureIndex.sessions).filter((k) => k !== "empty");
 const PROBES: SearchParams[] = [
