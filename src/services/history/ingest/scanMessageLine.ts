@@ -165,7 +165,7 @@ export function scanMessageLine(bytes: Uint8Array, line: number): EntryLite | un
 	const rawRole = latin1(bytes, i, roleEnd);
 
 	const withContent = rawRole === "user" || rawRole === "assistant";
-	viewWords(bytes);
+	prepareStringScans(bytes);
 	const after = validateMessage(bytes, messageStart, end - 1, withContent);
 	if (after !== end - 1) return undefined;
 
@@ -470,7 +470,7 @@ let wordsStart = 0;
 let stringEnd: StringEnd | undefined;
 let lineBase = 0;
 
-function viewWords(bytes: Uint8Array): void {
+function prepareStringScans(bytes: Uint8Array): void {
 	stringEnd = stringEndOf(bytes);
 	lineBase = bytes.byteOffset;
 	if (stringEnd !== undefined) return;

@@ -284,8 +284,7 @@ export class TextProjection {
 	 * and no projection file yet (a first ingest, `text/` deleted): the pack is in place when `work`
 	 * ends. A first ingest of the bench's 919 sessions had created a file per session (≈ 1.1 s of
 	 * its 9.7 s in creating them: the folder's journal stalls each creation while archives are
-	 * written; one stalled Pi's thread for ≈ 300 ms), then copied them all into a pack and removed
-	 * them. Nothing reads the pack's sessions until it is in place: queries wait for the ingest's
+	 * written), then copied them all into a pack and removed them. Nothing reads the pack's sessions until it is in place: queries wait for the ingest's
 	 * turn. If writing it fails, its sessions are made again from their archives by the next catch-up,
 	 * with a warning.
 	 */
