@@ -128,15 +128,17 @@ export function readFileChunksReusing(path: string, onOpened?: (info: { size: nu
 
 /** A session file as a source for the history service. */
 export function sessionFileSource(path: string): SessionSource {
-	const fallback = sessionIdFromFileName(path);
+	const name = basename(path);
+	const fallback = sessionIdFromFileName(name);
+	const stateKey = stateKeyOf(name, fallback);
 	return {
 		key: path,
 		...(fallback && isValidId(fallback) ? { fallbackSessionId: fallback } : {}),
-		stateKey: stateKeyOf(path, fallback),
+		stateKey,
 		read: (onState) =>
 			readFileChunksReusing(
 				path,
-				onState && ((opened) => onState({ key: stateKeyOf(path, fallback), size: opened.size, mtimeMs: opened.mtimeMs, headHash: headHashOf(opened.head) })),
+				onState && ((opened) => onState({ key: stateKey, size: opened.size, mtimeMs: opened.mtimeMs, headHash: headHashOf(opened.head) })),
 			),
 		// A synchronous `stat`: taken for every file at every refresh, where a thread-pool round trip
 		// per file cost more than the call.
@@ -161,7 +163,7 @@ export async function sourceState(path: string, sessionId = sessionIdFromFileNam
 	// Synchronous, into one shared buffer: a refresh takes this for every file, and four thread-pool
 	// round trips per file (open, stat, read, close) cost a new process more than the reads.
 	return readFirstBytes(path, CHECKPOINT_HEAD, (head, info) => ({
-		key: stateKeyOf(path, sessionId),
+		key: stateKeyOf(basename(path), sessionId),
 		size: info.size,
 		mtimeMs: info.mtimeMs,
 		headHash: headHashOf(head),
@@ -209,8 +211,9 @@ function readFirstBytes<T>(
 }
 
 /** A checkpoint's key: the session id in the file's name and the name, never the path. */
-function stateKeyOf(path: string, sessionId: string | undefined): string {
-	return `${sessionId ?? ""}/${basename(path)}`;
+/** A checkpoint's key: the session id in the file's name, and the name (never the path). */
+function stateKeyOf(name: string, sessionId: string | undefined): string {
+	return `${sessionId ?? ""}/${name}`;
 }
 
 function headHashOf(head: Uint8Array): string {
@@ -251,8 +254,10 @@ export async function listSessionFiles(dir: string): Promise<string[]> {
 		if (code === "ENOENT" || code === "ENOTDIR") return [];
 		throw err;
 	}
+	// The folder normalised once, not with each of thousands of names (a refresh lists it every time).
+	const prefix = join(dir, "_").slice(0, -1);
 	return names
 		.filter((n) => n.endsWith(".jsonl"))
 		.sort()
-		.map((n) => join(dir, n));
+		.map((n) => prefix + n);
 }
