@@ -99,7 +99,7 @@ function runOnce(command: string, args: readonly string[], options: RunOptions):
 
 /** How the CLI is started: the built bin (`dist` runtime), or the sources through tsx. */
 export function cliArgs(root: string, runtime: "dist" | "tsx"): string[] {
-	return runtime === "dist" ? [join(root, "bin", "pbot-history.mjs")] : ["--import", "tsx", join(root, "bench", "cli.ts")];
+	return runtime === "dist" ? [join(root, "bin", "pbot-history.cjs")] : ["--import", "tsx", join(root, "bench", "cli.ts")];
 }
 
 /** Why a run failed, in a few words for a table cell. */

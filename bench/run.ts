@@ -495,7 +495,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	let cliTotals: ReadonlyMap<string, number> | undefined;
 	const na = (why: string): Pick<BenchRow, "ours" | "ratio" | "met"> => ({ ours: `n/a (${why})`, ratio: "n/a", met: "—" });
 	notes.push(
-		`Whole processes: \`node ${runtime === "dist" ? "bin/pbot-history.mjs" : "--import tsx bench/cli.ts"} <command> … --agent-dir <empty folder>\` spawned by the runner, stdout to a pipe; wall time from spawn to exit (Node's start and the CLI's modules included). Peak RSS in separate runs, through a preload that writes \`process.resourceUsage().maxRSS\` at exit.`,
+		`Whole processes: \`node ${runtime === "dist" ? "bin/pbot-history.cjs" : "--import tsx bench/cli.ts"} <command> … --agent-dir <empty folder>\` spawned by the runner, stdout to a pipe; wall time from spawn to exit (Node's start and the CLI's modules included). Peak RSS in separate runs, through a preload that writes \`process.resourceUsage().maxRSS\` at exit.`,
 	);
 
 	// ── `pbot-history ingest`: cold into an empty workspace, then warm (nothing changed) ──

@@ -52,6 +52,22 @@ await build({
 	define: { "import.meta.url": "__pbotImportMetaUrl" },
 });
 
+/**
+ * The bin's launcher (`src/cli/queryScript.ts` as CommonJS): the bin is a CommonJS file, so a query
+ * process never sets up Node's ES module loader. `import.meta.url` is the launcher's own URL.
+ */
+await build({
+	entryPoints: ["dist/cli/queryScript.js"],
+	outfile: "dist/cli-bundle/launch.cjs",
+	bundle: true,
+	platform: "node",
+	target: "node20",
+	format: "cjs",
+	banner: { js: 'const __pbotLaunchUrl = require("node:url").pathToFileURL(__filename).href;' },
+	define: { "import.meta.url": "__pbotLaunchUrl" },
+	logLevel: "warning",
+});
+
 // Its code cache, made by running queries in a process of its own (`scripts/cli-code-cache.mjs`).
 const cache = spawnSync(process.execPath, [join(root, "scripts", "cli-code-cache.mjs")], { stdio: "inherit" });
 if (cache.status !== 0) throw new Error(`scripts/cli-code-cache.mjs failed (exit ${cache.status})`);

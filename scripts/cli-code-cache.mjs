@@ -25,7 +25,7 @@ appendFileSync(QUERY_SCRIPT, buildMark(id));
 const workspace = mkdtempSync(join(tmpdir(), "pbot-code-cache-"));
 try {
 	const where = ["-w", workspace, "-s", join(root, "fixtures", "sessions"), "--agent-dir", join(workspace, "agent")];
-	execFileSync(process.execPath, [join(root, "bin", "pbot-history.mjs"), "ingest", ...where], { stdio: "ignore" });
+	execFileSync(process.execPath, [join(root, "bin", "pbot-history.cjs"), "ingest", ...where], { stdio: "ignore" });
 
 	const query = loadQueryScript(null);
 	if (!query) throw new Error(`${QUERY_SCRIPT} is missing`);

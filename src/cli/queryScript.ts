@@ -72,6 +72,16 @@ export function loadQueryScript(cacheFile: string | null = QUERY_CACHE): QuerySc
 	return { runCli, cache: cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted", script };
 }
 
+/**
+ * What the bin runs: the command `argv` names, its exit code set for the process. The bin is
+ * CommonJS and loads this module as `dist/cli-bundle/launch.cjs` (`scripts/bundle-cli.mjs`): an ES
+ * module bin made Node set up its ES module loader first, ≈ 10–15 ms of every query process
+ * (whole processes, alternating), and a query loads no ES module at all.
+ */
+export async function runBin(argv: readonly string[]): Promise<void> {
+	process.exitCode = await (await cliFor(argv))(argv);
+}
+
 /** The CLI entry for `argv`: the code-cached script for a query, else the ES module bundle. */
 export async function cliFor(argv: readonly string[]): Promise<RunCli> {
 	if (QUERY_COMMANDS.has(argv[0] ?? "")) {

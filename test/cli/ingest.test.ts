@@ -90,7 +90,7 @@ describe("pbot-history ingest", () => {
 	});
 
 	it("runs as the built bin: the demo ingests the bundled sessions, and removes its temporary workspace", async () => {
-		const { stdout } = await exec(process.execPath, ["bin/pbot-history.mjs", "demo"], { cwd: process.cwd() });
+		const { stdout } = await exec(process.execPath, ["bin/pbot-history.cjs", "demo"], { cwd: process.cwd() });
 		expect(stdout).toMatch(/Ingested 17 session\(s\)/);
 		expect(stdout).toContain("72");
 		const workspace = /^Demo workspace: (.+)$/m.exec(stdout)?.[1] as string;

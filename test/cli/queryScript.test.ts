@@ -35,7 +35,7 @@ async function node(args: readonly string[]): Promise<Run> {
 }
 
 /** The bin as shipped. */
-const bin = (argv: readonly string[]) => node(["bin/pbot-history.mjs", ...argv]);
+const bin = (argv: readonly string[]) => node(["bin/pbot-history.cjs", ...argv]);
 /** The ES module bundle, which ran every command before the script. */
 const esm = (argv: readonly string[]) =>
 	node([

@@ -42,7 +42,7 @@ process.on("exit", () => {
 async function loadedBy(args: readonly string[], env: Record<string, string> = {}, build: "bin" | "modules" = "modules"): Promise<string[]> {
 	const entry =
 		build === "bin"
-			? ["bin/pbot-history.mjs"]
+			? ["bin/pbot-history.cjs"]
 			: ["--input-type=module", "-e", 'import { runCli } from "./dist/cli/main.js"; process.exitCode = await runCli(process.argv.slice(1));', "--"];
 	const { stderr } = await exec(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...entry, ...args], {
 		cwd: process.cwd(),
@@ -89,13 +89,14 @@ describe("pbot-history start-up", () => {
 		const help = await loadedBy(["--help"], {}, "bin");
 		const sessions = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")], {}, "bin");
 		// --help from the ES module bundle; a query from the code-cached script (`queryScript.ts`), read as
-		// a file and run through node:vm, so neither the bundle nor any of its chunks is imported.
+		// a file and run through node:vm, so neither the bundle nor any of its chunks is imported: only
+		// the bin's launcher (`queryScript.ts` as CommonJS) is.
 		expect(loads(help, "/dist/cli-bundle/main.js")).toBe(true);
-		expect(sessions.filter((m) => m.includes("/dist/cli-bundle/"))).toEqual([]);
+		expect(sessions.filter((m) => m.includes("/dist/"))).toEqual([expect.stringContaining("/dist/cli-bundle/launch.cjs")]);
 		for (const modules of [help, sessions]) {
-			expect(loads(modules, "/dist/cli/queryScript.js")).toBe(true);
+			expect(loads(modules, "/dist/cli-bundle/launch.cjs")).toBe(true);
 			// Bundled: none of pbot's modules is loaded as a file of its own, nor commander's.
-			expect(modules.filter((m) => m.includes("/dist/") && !m.includes("/dist/cli-bundle/"))).toEqual([expect.stringContaining("/dist/cli/queryScript.js")]);
+			expect(modules.filter((m) => m.includes("/dist/") && !m.includes("/dist/cli-bundle/"))).toEqual([]);
 			expect(loads(modules, "/node_modules/commander/")).toBe(false);
 			for (const heavy of ["/node_modules/rxjs/", "/node_modules/chokidar/", "/node_modules/ndjson/", "/node_modules/@mariozechner/"])
 				expect(loads(modules, heavy), heavy).toBe(false);
