@@ -358,6 +358,24 @@ describe("the text pack", () => {
 		}
 	});
 
+	it("is read only where an entry's own header line is the revision its index names", async () => {
+		const { open, pack } = await setup();
+		const want = await archivedAnswers(open);
+		// Every entry's text blanked, and its header line made another revision's (its index left as it
+		// was): a search that trusted the index alone would find nothing.
+		await blankPackedText(pack);
+		const bytes = await readFile(pack);
+		for (const [, revision, offset] of await packEntries(pack)) {
+			const at = bytes.indexOf(`"revision":"${revision}"`, offset);
+			expect(at).toBeGreaterThanOrEqual(offset);
+			const digit = at + '"revision":"'.length;
+			bytes[digit] = bytes[digit] === 0x31 ? 0x32 : 0x31;
+		}
+		await writeFile(pack, bytes);
+		// Each session's projection is made again from its archive (a file of its own), and found.
+		expect(await answers(open())).toEqual(want);
+	});
+
 	it("shows the hits of a session whose own file went missing or was damaged, making it again from its archive", async () => {
 		// No pack: every session has its own file.
 		const { workspace, open } = await setup(10_000);

@@ -158,6 +158,13 @@ export class SessionText {
 		return text;
 	}
 
+	/** This head with no row matching `needle` (a scan found none): no meta is needed. */
+	withoutMatches(needle: Uint8Array): SessionText {
+		const text = new SessionText(this.bytes, this.header, this.tableAt);
+		text.matched = { needle, rows: [] };
+		return text;
+	}
+
 	/** A matcher for `needle` over this session's text section, fed in chunks as it is read. */
 	matcher(needle: Uint8Array): ChunkMatcher {
 		return new ChunkMatcher(needle, this.docs, (doc) => this.textEnd(doc));

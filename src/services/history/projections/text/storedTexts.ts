@@ -1,5 +1,5 @@
 import type { TextStore } from "../../service/ports.ts";
-import { searchableBuffer } from "../../model/byteSearch.ts";
+import { indexOfBytes, searchableBuffer } from "../../model/byteSearch.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
 import type { FileRead } from "./projectionPacks.ts";
@@ -141,17 +141,17 @@ export class StoredTexts {
 	 * A current head's body (meta and text), read into the scan buffer: the only bytes a scan
 	 * needs once the head is held. `undefined` when the file is gone or no longer fits the head
 	 * (then it is read again whole). The same revision means the same archive, and so the same
-	 * projection bytes, whichever process wrote them.
+	 * projection bytes, whichever process wrote them: the file (or pack entry) is read from its
+	 * start, and its header line must be the head's — whatever the pack's index says, and even if
+	 * another process replaced the file since the catch-up looked.
 	 */
 	async body(head: SessionText, pack?: TextPack): Promise<SessionText | undefined> {
-		const length = head.scanBytes() - head.headBytes();
+		const length = head.scanBytes();
 		try {
 			const entry = pack?.entryFor(head);
 			const into = this.buffer(length);
-			const bytes = entry
-				? pack?.read(entry, head.headBytes(), length, into)
-				: await this.texts.read(head.sessionId, { offset: head.headBytes(), length, into });
-			return bytes && bytes.length === length ? head.withBody(bytes) : undefined;
+			const bytes = entry ? pack?.read(entry, 0, length, into) : await this.texts.read(head.sessionId, { offset: 0, length, into });
+			return bytes && bytes.length === length && sameHeaderLine(bytes, head) ? head.withBody(bytes.subarray(head.headBytes())) : undefined;
 		} catch {
 			return undefined;
 		}
@@ -196,7 +196,20 @@ export class StoredTexts {
 					matcher.feed(bytes.subarray(from - at), from - header.textAt, end === scanBytes);
 				}
 			};
-			const read = entry ? pack?.readChunks(entry, range, chunk, onChunk) : await this.texts.readChunks(header.sessionId, range, chunk, onChunk);
+			let read: boolean | undefined;
+			if (entry && pack && scanBytes <= chunk.length) {
+				// Most sessions are one chunk: searched before anything else is copied out of it, so a
+				// session without a hit costs a read, a search and a copy of its head (kept by a process
+				// that searches again), not its meta nor a matcher.
+				const bytes = pack.read(entry, 0, scanBytes, chunk);
+				if (!bytes || !sameHeaderLine(bytes, header)) return undefined;
+				if (indexOfBytes(bytes, needle, header.textAt) < 0) {
+					bytes.copy(head, 0, 0, headBytes);
+					return header.as(head.subarray(0, headBytes), "head").withoutMatches(needle);
+				}
+				onChunk(bytes, 0);
+				read = true;
+			} else read = entry ? pack?.readChunks(entry, range, chunk, onChunk) : await this.texts.readChunks(header.sessionId, range, chunk, onChunk);
 			if (!read) return undefined;
 			rows ??= header.as(head.subarray(0, headBytes), "head");
 			return rows.withMatches(needle, matcher?.rows ?? [], meta.subarray(0, metaLength));
@@ -236,4 +249,10 @@ export class StoredTexts {
 		this.buffers.set(which, made);
 		return made;
 	}
+}
+
+/** Whether `bytes` (a projection read from its start) begin with `head`'s header line: the same revision's bytes. */
+function sameHeaderLine(bytes: Buffer, head: SessionText): boolean {
+	const n = head.headerBytes();
+	return bytes.length >= n && bytes.compare(head.bytes, 0, n, 0, n) === 0;
 }
