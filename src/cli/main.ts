@@ -11,6 +11,7 @@ import { isQueryError } from "../services/history/query/errors.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
 import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
+import { stdoutIsTerminal, writeStdout } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
@@ -25,26 +26,15 @@ export interface CliIo {
 	readonly signal?: AbortSignal;
 }
 
-let pipeGuarded = false;
-/** `pbot-history search x | head`: when the reader goes away, stop quietly instead of crashing on EPIPE. */
-function guardClosedPipe(): void {
-	if (pipeGuarded) return;
-	pipeGuarded = true;
-	process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-		if (err.code === "EPIPE") process.exit(0);
-		throw err;
-	});
-}
-
 const defaultIo: CliIo = {
-	stdout: (t) => {
-		guardClosedPipe();
-		process.stdout.write(t.endsWith("\n") ? t : `${t}\n`);
-	},
+	stdout: (t) => writeStdout(t.endsWith("\n") ? t : `${t}\n`),
 	stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
 	cwd: process.cwd(),
-	// https://no-color.org: a set NO_COLOR turns highlighting off even in a terminal.
-	color: process.stdout.isTTY === true && !process.env.NO_COLOR,
+	// https://no-color.org: a set NO_COLOR turns highlighting off even in a terminal. (Asked when a
+	// command formats its output, not when the CLI loads: a pipe's stream is never made.)
+	get color() {
+		return stdoutIsTerminal() && !process.env.NO_COLOR;
+	},
 };
 
 /** Ctrl+C stopped the command after it cleaned up: exit code 130, as shells expect. */

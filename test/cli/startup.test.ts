@@ -6,7 +6,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -57,6 +57,25 @@ async function loadedBy(args: readonly string[], env: Record<string, string> = {
 }
 
 const loads = (modules: readonly string[], fragment: string) => modules.some((m) => m.includes(fragment));
+
+/**
+ * Node's own modules a process of the bin loads beyond those loaded before its first line runs,
+ * recorded by a CommonJS preload that imports nothing (the recorder above imports
+ * `node:worker_threads` itself). Standard output is a pipe, as when the agent or a script runs it.
+ */
+async function builtinsLoadedBy(dir: string, args: readonly string[]): Promise<string[]> {
+	const preload = join(dir, "builtins-recorder.cjs");
+	await writeFile(
+		preload,
+		`const before = new Set(process.moduleLoadList);
+process.on("exit", () => require("node:fs").writeSync(2, "\\n@@builtins " + JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m) && m.startsWith("NativeModule ")).map((m) => "node:" + m.slice(13))) + "\\n"));
+`,
+	);
+	const { stderr } = await exec(process.execPath, ["--require", preload, "bin/pbot-history.cjs", ...args], { cwd: process.cwd() });
+	const line = stderr.split("\n").find((l) => l.startsWith("@@builtins "));
+	if (!line) throw new Error(`no module list in stderr: ${stderr}`);
+	return JSON.parse(line.slice("@@builtins ".length)) as string[];
+}
 
 describe("pbot-history start-up", () => {
 	let dir: string;
@@ -149,6 +168,17 @@ describe("pbot-history start-up", () => {
 			expect(modules, command[0]).not.toContain("node:crypto");
 			expect(modules, command[0]).not.toContain("node:child_process");
 			expect(modules, command[0]).toContain("node:fs");
+		}
+	});
+	it("a query whose output is a pipe loads neither Node's streams for it nor worker_threads (a query that writes nothing takes no lock)", async () => {
+		const sessions = join(process.cwd(), "fixtures", "sessions");
+		const args = ["-w", dir, "-s", sessions, "--agent-dir", join(dir, "agent")];
+		await exec(process.execPath, ["bin/pbot-history.cjs", "ingest", ...args], { cwd: process.cwd() });
+		for (const command of [["sessions"], ["search", "owner"], ["search", "owner", "--json"]]) {
+			const builtins = await builtinsLoadedBy(dir, [...command, ...args]);
+			// (The recorder works: the query script is run through node:vm.)
+			expect(builtins, command.join(" ")).toContain("node:vm");
+			for (const module of ["node:net", "node:stream", "node:worker_threads"]) expect(builtins, command.join(" ")).not.toContain(module);
 		}
 	});
 });

@@ -1,8 +1,8 @@
 import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
 import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { threadId } from "node:worker_threads";
 import { readRegularFile, readRegularText } from "./regularFile.ts";
 
 /**
@@ -55,6 +55,16 @@ const EMPTY_STALE_MS = 1_000;
 
 /** Tokens: random per process, counted per lock taken (no system randomness per write). */
 let processToken: string | undefined;
+
+let threadId: number | undefined;
+/**
+ * This thread's id, from `worker_threads` loaded when a lock is first taken or judged: loading it
+ * with the module cost every process ≈ 4 ms (a query that writes nothing takes no lock).
+ */
+function currentThreadId(): number {
+	threadId ??= (createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads")).threadId;
+	return threadId;
+}
 let tokenCounter = 0;
 
 /** In-process queues, by lock path: a process never waits on a lock file it holds itself. */
@@ -96,7 +106,8 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 	processToken ??= randomBytes(8).toString("hex");
 	const token = `${processToken}${(tokenCounter++).toString(16)}`;
-	const info: LockInfo = { pid: process.pid, ...(threadId !== 0 ? { thread: threadId } : {}), host: hostname(), at: new Date().toISOString(), token };
+	const thread = currentThreadId();
+	const info: LockInfo = { pid: process.pid, ...(thread !== 0 ? { thread } : {}), host: hostname(), at: new Date().toISOString(), token };
 	for (let attempt = 0; ; attempt++) {
 		// Held before the file exists: a caller of this process that reads the file while it is
 		// being written (under another path to it) must not judge it a leftover of a dead pid.
@@ -175,7 +186,7 @@ function isStale(state: LockState, staleMs: number): boolean {
 	const { info } = state;
 	if (!info) return state.ageMs > EMPTY_STALE_MS;
 	if (info.host !== hostname()) return false;
-	if (info.pid === process.pid) return (info.thread ?? 0) === threadId && !heldTokens.has(info.token);
+	if (info.pid === process.pid) return (info.thread ?? 0) === currentThreadId() && !heldTokens.has(info.token);
 	return !isAlive(info.pid);
 }
 

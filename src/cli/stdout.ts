@@ -1,0 +1,68 @@
+/**
+ * The CLI's standard output. A terminal (and `/dev/null`, the other character device) gets
+ * `process.stdout`. A pipe, a socket or a file gets its bytes written straight to fd 1: making
+ * `process.stdout` for a pipe loads Node's `net` and stream modules, ≈ 4–5 ms of every query
+ * process whose output another program reads (the agent's shell, a script, the bench) for one
+ * write (whole processes, alternating).
+ */
+import { fstatSync, writeSync } from "node:fs";
+
+/** Whether fd 1 is a character device; `undefined` until asked. */
+let characterDevice: boolean | undefined;
+/** Once anything went through `process.stdout`, everything does: its writes may still be queued. */
+let viaStream = false;
+
+function isCharacterDevice(): boolean {
+	if (characterDevice === undefined) {
+		try {
+			characterDevice = fstatSync(1).isCharacterDevice();
+		} catch {
+			// No fd 1 to look at (closed): `process.stdout` says what becomes of the output.
+			characterDevice = true;
+		}
+	}
+	return characterDevice;
+}
+
+/** Whether standard output is a terminal (highlighting is then on, unless NO_COLOR says otherwise). */
+export function stdoutIsTerminal(): boolean {
+	return isCharacterDevice() && process.stdout.isTTY === true;
+}
+
+/** Writes `text` to standard output. When the reader is gone (`… | head`), the process ends quietly (exit 0). */
+export function writeStdout(text: string): void {
+	let rest: Buffer | string = text;
+	if (!viaStream && !isCharacterDevice()) {
+		const bytes = Buffer.from(text, "utf8");
+		let at = 0;
+		try {
+			while (at < bytes.length) at += writeSync(1, bytes, at, bytes.length - at);
+			return;
+		} catch (err) {
+			const code = (err as NodeJS.ErrnoException).code;
+			if (code === "EPIPE") process.exit(0);
+			// A pipe another program left non-blocking, full: the rest goes through the stream, which waits.
+			if (code !== "EAGAIN") throw err;
+			rest = bytes.subarray(at);
+		}
+	}
+	viaStream = true;
+	guardClosedPipe();
+	process.stdout.write(rest);
+}
+
+/** Whether anything went through `process.stdout` (a test looks). */
+export function wroteThroughStream(): boolean {
+	return viaStream;
+}
+
+let pipeGuarded = false;
+/** `pbot-history search x | head` through the stream: when the reader goes away, stop quietly instead of crashing on EPIPE. */
+function guardClosedPipe(): void {
+	if (pipeGuarded) return;
+	pipeGuarded = true;
+	process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+		if (err.code === "EPIPE") process.exit(0);
+		throw err;
+	});
+}

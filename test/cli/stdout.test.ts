@@ -1,0 +1,79 @@
+/**
+ * The CLI's standard output (`src/cli/stdout.ts`): written straight to fd 1 unless it is a terminal,
+ * every byte in order even when a pipe is full and non-blocking, and a reader that goes away ends
+ * the process quietly. Each case in a process of its own, whose fd 1 is what the case needs.
+ */
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { FIXTURES_DIR as SAMPLE } from "../helpers/fixtures.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const cleanups = foldersRemovedAfter("all");
+
+interface Ran {
+	readonly code: number | null;
+	readonly stdout: Buffer;
+	readonly stderr: string;
+}
+
+/** Runs `node args`, its stdout a pipe read only after `pauseMs` (`undefined`: closed at once, unread). */
+function run(args: readonly string[], pauseMs: number | undefined): Promise<Ran> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, [...args], { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+		const out: Buffer[] = [];
+		let err = "";
+		child.stderr.on("data", (d: Buffer) => {
+			err += d.toString();
+		});
+		if (pauseMs === undefined) child.stdout.destroy();
+		else {
+			child.stdout.pause();
+			child.stdout.on("data", (d: Buffer) => out.push(d));
+			setTimeout(() => child.stdout.resume(), pauseMs);
+		}
+		child.on("error", reject);
+		child.on("close", (code) => resolve({ code, stdout: Buffer.concat(out), stderr: err }));
+	});
+}
+
+describe("standard output", () => {
+	it("keeps every byte in order when a non-blocking pipe fills up: the rest goes through the stream", async () => {
+		// `process.stdout` made first: Node then sets the pipe non-blocking, and the reader waits, so
+		// writes to fd 1 find it full.
+		const script = `
+			import { writeStdout, wroteThroughStream } from "./src/cli/stdout.ts";
+			void process.stdout;
+			for (let i = 0; i < 400; i++) writeStdout(String(i).padStart(6, "0") + " é的".repeat(2000) + "\\n");
+			process.stderr.write(wroteThroughStream() ? "stream" : "fd");
+		`;
+		const ran = await run(["--import", "tsx", "--input-type=module", "-e", script], 300);
+		expect(ran.code).toBe(0);
+		expect(ran.stderr).toBe("stream");
+		const lines = ran.stdout.toString("utf8").split("\n");
+		expect(lines.length).toBe(401);
+		expect(lines.slice(0, 400)).toEqual(Array.from({ length: 400 }, (_, i) => `${String(i).padStart(6, "0")}${" é的".repeat(2000)}`));
+	});
+
+	it("writes a pipe's output straight to fd 1 while it takes it", async () => {
+		const script = `
+			import { writeStdout, wroteThroughStream } from "./src/cli/stdout.ts";
+			writeStdout("one\\n");
+			writeStdout("two\\n");
+			process.stderr.write(wroteThroughStream() ? "stream" : "fd");
+		`;
+		const ran = await run(["--import", "tsx", "--input-type=module", "-e", script], 0);
+		expect(ran).toEqual({ code: 0, stdout: Buffer.from("one\ntwo\n"), stderr: "fd" });
+	});
+
+	it("ends a query quietly, with exit code 0, when the reader has gone away (`pbot-history search … | head`)", async () => {
+		const workspace = await mkdtemp(join(tmpdir(), "pbot-stdout-"));
+		cleanups.push(workspace);
+		const where = ["-w", workspace, "-s", SAMPLE, "--agent-dir", join(workspace, "agent")];
+		const ran = await run(["bin/pbot-history.cjs", "search", "the", "--json", ...where], undefined);
+		expect(ran.stderr).toBe("");
+		expect(ran.code).toBe(0);
+	});
+});
