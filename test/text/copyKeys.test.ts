@@ -4,7 +4,7 @@
  * projection was made (its first fork comes later, perhaps from another process): it is made again
  * with keys before a search visits it, so that search already shows each copied Q&A once.
  */
-import { cp, mkdir } from "node:fs/promises";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
@@ -102,5 +102,25 @@ describe("copy keys", () => {
 		expect(copies).toBeGreaterThan(0);
 		expect((await heads(ws.workspace)).get(fixtureSessionId(PARENT))?.hasCopyKeys).toBe(true);
 		expect(pi.takeWarnings()).toEqual([]);
+	});
+	it("hide a copy found through a session of the chain that has no hit (a new process's search reads nothing more of that one)", async () => {
+		// The clone stops at the source's third question, unanswered: the answer's words are not in it.
+		const ws = await fixtureWorkspace([PARENT, "clone-at-user"]);
+		cleanups.push(ws.workspace);
+		// A session forked from the clone that holds the source's whole conversation (a file carried in
+		// by hand: Pi would fork the clone's entries): its copy of the answer is the source's, two links up.
+		const id = "019cdd49-b680-7000-8000-00000000c0de";
+		const source = await readFile(join(FIXTURES_DIR, fixtureFile(PARENT)), "utf8");
+		const [header, ...lines] = source.split("\n");
+		const head = JSON.parse(header as string) as Record<string, unknown>;
+		const forked = { ...head, id, timestamp: "2026-03-12T09:00:00.001Z", parentSession: `/elsewhere/${fixtureFile("clone-at-user")}` };
+		await writeFile(join(ws.sessions, `2026-03-12T09-00-00-001Z_${id}.jsonl`), [JSON.stringify(forked), ...lines].join("\n"));
+		await open(ws).ingest();
+		const params = { query: "CHANGELOG.md" };
+		const want = (await expected(open(ws), params)) as { total: number };
+		// Shown once, in the source: the clone has no hit, the new session's is a copy.
+		expect(want.total).toBe(1);
+		expect((await expected(open(ws), { ...params, sessionId: id })) as { total: number }).toMatchObject({ total: 1 });
+		expect(await open(ws).search(params)).toEqual(want);
 	});
 });

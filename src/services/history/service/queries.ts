@@ -114,6 +114,8 @@ export class HistoryQueries {
 				return { kind: "hits" as const, query: parsed.query, groups: groupHits(shown), ...pageInfo(total, page), ...leftOut };
 			},
 			collector.streamNeedle,
+			// A session without a hit, found before anything was made for it: noted for the fork chains, as `add` notes it.
+			(head) => void collector.note(head.sessionId, head.parentSessionId),
 		);
 	}
 

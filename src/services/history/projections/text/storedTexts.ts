@@ -6,6 +6,9 @@ import type { FileRead } from "./projectionPacks.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 import { type PackEntry, TextPack } from "./textPack.ts";
 
+/** What `searchFile` says of a session whose text does not hold the needle, when it keeps nothing of it. */
+export const NOT_FOUND: unique symbol = Symbol("not found");
+
 /** Bytes read first for a projection's head (header, table, ids): enough for most sessions at once. */
 const HEAD_READ = 8 * 1024;
 /** The scan buffer's first size; it grows to the largest session read. */
@@ -161,11 +164,15 @@ export class StoredTexts {
 	 * A session known only by its header line (a new process's scan: the heads file's rows are not
 	 * read), searched for `needle` as its file is read from the start, a chunk at a time: its
 	 * table and ids, meta and text pass through reused buffers (a hit copies what it needs out of
-	 * them; a process that searches again keeps the head, `TextProjection.hold`). The file must still be the one the header
+	 * them; a process that searches again keeps the head, `TextProjection.hold`). Without `keep`
+	 * (no head is kept from this search), a session whose text does not hold the needle is
+	 * `NOT_FOUND`, and nothing is made for it (nor copied out of it, when it is read in one chunk). The file must still be the one the header
 	 * describes (the same header line: the same revision, so the same bytes); else, or when it is
 	 * gone or cut short, `undefined`. Read from `pack` when it holds the session at that revision.
 	 */
-	async searchFile(header: SessionText, needle: Uint8Array, pack?: TextPack): Promise<SessionText | undefined> {
+	searchFile(header: SessionText, needle: Uint8Array, pack?: TextPack, keep?: true): Promise<SessionText | undefined>;
+	searchFile(header: SessionText, needle: Uint8Array, pack: TextPack | undefined, keep: boolean): Promise<SessionText | typeof NOT_FOUND | undefined>;
+	async searchFile(header: SessionText, needle: Uint8Array, pack?: TextPack, keep = true): Promise<SessionText | typeof NOT_FOUND | undefined> {
 		const line = header.bytes.subarray(0, header.headerBytes());
 		const headBytes = header.headBytes();
 		const scanBytes = header.scanBytes();
@@ -204,6 +211,7 @@ export class StoredTexts {
 				const bytes = pack.read(entry, 0, scanBytes, chunk);
 				if (!bytes || !sameHeaderLine(bytes, header)) return undefined;
 				if (indexOfBytes(bytes, needle, header.textAt) < 0) {
+					if (!keep) return NOT_FOUND;
 					bytes.copy(head, 0, 0, headBytes);
 					return header.as(head.subarray(0, headBytes), "head").withoutMatches(needle);
 				}
@@ -211,6 +219,7 @@ export class StoredTexts {
 				read = true;
 			} else read = entry ? pack?.readChunks(entry, range, chunk, onChunk) : await this.texts.readChunks(header.sessionId, range, chunk, onChunk);
 			if (!read) return undefined;
+			if (!keep && (matcher === undefined || matcher.rows.length === 0)) return NOT_FOUND;
 			rows ??= header.as(head.subarray(0, headBytes), "head");
 			return rows.withMatches(needle, matcher?.rows ?? [], meta.subarray(0, metaLength));
 		} catch {

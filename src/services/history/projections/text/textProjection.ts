@@ -4,7 +4,7 @@ import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
 import { SessionText } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
-import { type LazyPack, StoredTexts } from "./storedTexts.ts";
+import { type LazyPack, NOT_FOUND, StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
 import { type FileRead, PACK_AFTER, ProjectionPacks } from "./projectionPacks.ts";
 import type { TextPack } from "./textPack.ts";
@@ -20,6 +20,12 @@ interface CatchUpHow {
 	readonly fresh?: boolean;
 	/** A session known by its header line only is searched for this as its file is read. */
 	readonly needle?: Uint8Array;
+	/**
+	 * Told of a session so searched whose text does not hold the needle, instead of `visit` (which
+	 * would be handed a head made for it, with no rows matching), when no head is kept from it:
+	 * in a new process's first search, most sessions cost a read and a search, and nothing else.
+	 */
+	readonly missed?: (head: SessionText) => void;
 	/** An ingest's or Pi's warm-up: the pack follows, and files without an archive and a behind heads file are seen to. */
 	readonly packing?: boolean;
 	/**
@@ -144,12 +150,18 @@ export class TextProjection {
 	 * a session known only by its header line is searched for it as its file is read, a chunk at a
 	 * time: `visit` gets it with the rows found (`matching(needle)`) and its meta, not its text.
 	 */
-	scan<T>(visit: (text: SessionText, head: SessionText) => void, only: string | undefined, after: () => Promise<T>, needle?: Uint8Array): Promise<T> {
+	scan<T>(
+		visit: (text: SessionText, head: SessionText) => void,
+		only: string | undefined,
+		after: () => Promise<T>,
+		needle?: Uint8Array,
+		missed?: (head: SessionText) => void,
+	): Promise<T> {
 		return this.inTurn(async () => {
 			this.checkedFiles.clear();
 			this.packedSlices.clear();
 			this.stored.releaseSlices();
-			await this.catchUpNow(visit, only, needle ? { needle, newestFirst: true } : { newestFirst: true });
+			await this.catchUpNow(visit, only, needle ? { needle, newestFirst: true, ...(missed ? { missed } : {}) } : { newestFirst: true });
 			this.searches++;
 			return after();
 		});
@@ -431,7 +443,7 @@ export class TextProjection {
 	private async catchUpWith(
 		visit: ((text: SessionText, head: SessionText) => void) | undefined,
 		only: string | undefined,
-		{ fresh = false, needle, packing = false, newestFirst = false }: CatchUpHow,
+		{ fresh = false, needle, packing = false, newestFirst = false, missed }: CatchUpHow,
 		pack: TextPack | undefined,
 		packs: LazyPack,
 	): Promise<void> {
@@ -504,7 +516,13 @@ export class TextProjection {
 				}
 				// A head known by its header line only (a new process's search): its file searched from the start.
 				if (head !== undefined && visited && needle) {
-					const searched = await this.stored.searchFile(head, needle, pack);
+					// (A head is kept from the second search on: `hold`.)
+					const keep = this.searches > 0 || missed === undefined;
+					const searched = await this.stored.searchFile(head, needle, pack, keep);
+					if (searched === NOT_FOUND) {
+						missed?.(head);
+						continue;
+					}
 					if (searched) {
 						// A hit copies what it needs out of the rows: a one-shot search keeps no head.
 						visit(searched, this.searches > 0 ? this.hold(searched, true) : head);
