@@ -82,6 +82,10 @@ describe("the query commands' code-cached script", () => {
 		expect(run.cache).toBe("accepted");
 		expect(run.code).toBe(0);
 		expect(run.stdout).toContain("Sessions 1–");
+		// ASCII only (a one-byte string: decoded and compiled from its cache at once), without comments.
+		const source = await readFile(join(ROOT, "dist", "cli-bundle", "query.cjs"));
+		expect(source.findIndex((byte) => byte > 0x7f)).toBe(-1);
+		expect(source.includes("/**")).toBe(false);
 	});
 
 	it("answers every query exactly as the ES module bundle does, errors and exit codes included", async () => {

@@ -27,7 +27,8 @@ export interface FoldedText {
 	readonly expansions?: Uint32Array;
 }
 
-const FINAL_SIGMA = /ς/g;
+/** Final sigma (ς, U+03C2), folded as σ. Escaped: the query script is ASCII only (`scripts/bundle-cli.mjs`). */
+const FINAL_SIGMA = /\u03c2/g;
 /** Texts that change length are lowercased in blocks of about this many code units. */
 const BLOCK = 256;
 /** U+0130 `İ`, the only letter whose lowercase is longer (Node 20's Unicode data). */
