@@ -3,8 +3,7 @@
  * are, and reading them: parsed and upcast, with the repairs a read makes under the archive's lock
  * (a damaged file moved aside, legacy path fields dropped). Writing them is `archiveWrites.ts`.
  */
-import { readdirSync } from "node:fs";
-import { rename } from "node:fs/promises";
+import { readdirSync, promises as fsp } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type SessionArchive } from "../../services/history/projections/archive.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
@@ -102,7 +101,7 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 					if (!(again instanceof ArchiveError) || again.code !== "damaged") return undefined;
 				}
 				const name = `${file}.damaged-${Date.now()}`;
-				await rename(file, name);
+				await fsp.rename(file, name);
 				options.written?.forget(file);
 				return name;
 			},

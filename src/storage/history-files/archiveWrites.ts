@@ -3,8 +3,7 @@
  * what is stored under its lock, and the folder sync that makes deferred writes durable. Where
  * archives are and how they are read (with the repairs a read makes) is `archiveFiles.ts`.
  */
-import { lstatSync } from "node:fs";
-import { rename } from "node:fs/promises";
+import { lstatSync, promises as fsp } from "node:fs";
 import { dirname } from "node:path";
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import type { ArchiveWritten } from "../../services/history/service/ports.ts";
@@ -191,7 +190,7 @@ async function readStoredForMerge(file: string, sessionId: string, written: Writ
 	} catch (err) {
 		if (!(err instanceof ArchiveError) || err.code !== "damaged") throw err;
 		// Damaged beyond reading: keep its bytes for a person, write the new archive.
-		await rename(file, `${file}.damaged-${Date.now()}`);
+		await fsp.rename(file, `${file}.damaged-${Date.now()}`);
 		return undefined;
 	}
 }

@@ -1,5 +1,5 @@
+import { promises as fsp } from "node:fs";
 import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
-import { link, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -115,7 +115,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 		try {
 			// One call: created with O_EXCL, filled, closed. A crash between creating and filling
 			// leaves an empty lock, judged by its age.
-			await writeFile(lockPath, JSON.stringify(info), { flag: "wx", mode: 0o644 });
+			await fsp.writeFile(lockPath, JSON.stringify(info), { flag: "wx", mode: 0o644 });
 			return token;
 		} catch (err) {
 			heldTokens.delete(token);
@@ -144,7 +144,7 @@ async function release(lockPath: string, token: string): Promise<void> {
 	const text = readRegularText(lockPath);
 	if (text === undefined || parseInfo(text).info?.token !== token) return;
 	try {
-		await unlink(lockPath);
+		await fsp.unlink(lockPath);
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
 	}
@@ -209,17 +209,17 @@ export function isAlive(pid: number): boolean {
 async function breakStale(lockPath: string, staleToken: string | undefined): Promise<void> {
 	const aside = join(dirname(lockPath), `.${basename(lockPath)}.${process.pid}.${randomBytes(4).toString("hex")}.stale`);
 	try {
-		await rename(lockPath, aside);
+		await fsp.rename(lockPath, aside);
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
 		throw err;
 	}
 	try {
-		const text = await readFile(aside, "utf8").catch(() => "");
+		const text = await fsp.readFile(aside, "utf8").catch(() => "");
 		const token = parseInfo(text).info?.token;
-		if (token !== staleToken) await link(aside, lockPath).catch(() => undefined);
+		if (token !== staleToken) await fsp.link(aside, lockPath).catch(() => undefined);
 	} finally {
-		await rm(aside, { force: true });
+		await fsp.rm(aside, { force: true });
 	}
 }
 

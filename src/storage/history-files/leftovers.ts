@@ -1,5 +1,4 @@
-import { readdirSync } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { readdirSync, promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { historyDir } from "./archiveFiles.ts";
 import { isAlive, isLockLeftover } from "./fileLock.ts";
@@ -35,13 +34,13 @@ async function sweepFolder(dir: string, isLeftover: (name: string) => boolean): 
 		const pid = Number(/\.(\d+)\.[0-9a-f]+\.(tmp|stale)$/.exec(name)?.[1]);
 		let age: number;
 		try {
-			age = Date.now() - (await stat(join(dir, name))).mtimeMs;
+			age = Date.now() - (await fsp.stat(join(dir, name))).mtimeMs;
 		} catch {
 			continue;
 		}
 		const gone = Number.isInteger(pid) && pid !== process.pid && !isAlive(pid);
 		if (age > 3_600_000 || (gone && age > 10_000)) {
-			await rm(join(dir, name), { force: true });
+			await fsp.rm(join(dir, name), { force: true });
 			removed++;
 		}
 	}

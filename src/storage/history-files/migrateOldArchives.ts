@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { promises as fsp } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { archivePath, historyDir } from "./archiveFiles.ts";
@@ -61,7 +61,7 @@ export async function migrateOldArchives(options: MigrateOldArchivesOptions): Pr
 	for (const { file, name, inWorkspaceFolder } of await oldRecordFiles(oldHistoryDir(options.agentDir), workspace)) {
 		let result: UpcastResult;
 		try {
-			result = upcastArchive(JSON.parse(await readFile(file, "utf8")), { lenient: true });
+			result = upcastArchive(JSON.parse(await fsp.readFile(file, "utf8")), { lenient: true });
 		} catch (err) {
 			problems.push(`${name}: ${(err as Error).message}`);
 			continue;
@@ -121,7 +121,7 @@ async function oldRecordFiles(dir: string, workspace: string): Promise<OldRecord
 
 async function entries(dir: string) {
 	try {
-		return (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+		return (await fsp.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 	} catch {
 		return [];
 	}

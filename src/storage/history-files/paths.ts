@@ -1,5 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { access } from "node:fs/promises";
+import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync, promises as fsp } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /**
@@ -15,7 +14,7 @@ export function isInside(path: string, dir: string): boolean {
 /** Whether something exists at `path` (any error reads as "no"). */
 export async function pathExists(path: string): Promise<boolean> {
 	try {
-		await access(path);
+		await fsp.access(path);
 		return true;
 	} catch {
 		return false;

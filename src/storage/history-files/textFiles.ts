@@ -1,5 +1,4 @@
-import { readdirSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readdirSync, promises as fsp } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
@@ -80,7 +79,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 				replaceFileSync(target, bytes);
 			}
 		},
-		remove: async (sessionId) => rm(file(sessionId), { force: true }),
+		remove: async (sessionId) => fsp.rm(file(sessionId), { force: true }),
 		readHeads: async (options) => {
 			checkPbotFolder(dirname(dir), dir);
 			return readRegularFile(join(dir, HEADS_FILE), options)?.bytes;

@@ -1,5 +1,5 @@
-import { closeSync, openSync, renameSync, rmSync, type Stats, writeSync } from "node:fs";
-import { type FileHandle, link, open, rename, rm, unlink } from "node:fs/promises";
+import { closeSync, openSync, renameSync, rmSync, type Stats, writeSync, promises as fsp } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -85,7 +85,7 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 	try {
 		await writeTemp(temp, text, options);
 		try {
-			await link(temp, file);
+			await fsp.link(temp, file);
 		} catch (err) {
 			const code = (err as NodeJS.ErrnoException).code;
 			if (code === "EEXIST") return "exists";
@@ -96,7 +96,7 @@ export async function createFileAtomic(file: string, text: string | Uint8Array, 
 		return "created";
 	} finally {
 		// After a link, only a second name of the new file; before it, the whole attempt.
-		await unlink(temp).catch(() => undefined);
+		await fsp.unlink(temp).catch(() => undefined);
 	}
 }
 
@@ -124,17 +124,17 @@ async function writeNow(file: string, text: string | Uint8Array, options: Atomic
 	let renamed = false;
 	try {
 		await writeTemp(temp, text, options);
-		await rename(temp, file);
+		await fsp.rename(temp, file);
 		renamed = true;
 		if (!options.deferFolderSync) await syncFolder(dir);
 	} finally {
-		if (!renamed) await rm(temp, { force: true });
+		if (!renamed) await fsp.rm(temp, { force: true });
 	}
 }
 
 /** A new temporary file with `text`, its data synced: ready to become a file's content by rename or link. */
 async function writeTemp(temp: string, text: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
-	const handle = await open(temp, "wx", 0o644);
+	const handle = await fsp.open(temp, "wx", 0o644);
 	try {
 		await handle.writeFile(text);
 		// Data and size, before the rename or link makes them the file's.
@@ -172,7 +172,7 @@ function startFolderSync(dir: string): Promise<void> {
 async function fsyncFolder(dir: string): Promise<void> {
 	let handle: FileHandle | undefined;
 	try {
-		handle = await open(dir, "r");
+		handle = await fsp.open(dir, "r");
 		await handle.sync();
 	} catch {
 		// best effort
