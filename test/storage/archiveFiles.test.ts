@@ -201,6 +201,42 @@ describe("sweepLeftovers", () => {
 	});
 });
 
+describe("a store's first listing", () => {
+	/** The history folder's time set back, as a folder still for a while is. */
+	const settle = async () => {
+		const past = new Date(Date.now() - 60_000);
+		await utimes(historyDir(workspace), past, past);
+	};
+
+	it("sweeps leftovers that a cached listing saw, and takes the ids from a cached listing that saw none", async () => {
+		const dir = historyDir(workspace);
+		await mkdir(dir, { recursive: true });
+		const dead = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+		const ids = ["019cdc1f-d680-7663-ac93-882da27c4d6a", "019cdc23-08d6-75e5-8cf8-4df4f91bdd63"];
+		for (const id of ids) await writeFile(join(dir, `${id}.json`), "{}");
+		const leftover = `.${ids[0]}.json.${dead}.0badc0de.tmp`;
+		await writeFile(join(dir, leftover), "x");
+		const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+		await utimes(join(dir, leftover), hoursAgo, hoursAgo);
+		await mkdir(join(workspace, ".pi", "pbot", "text"), { recursive: true });
+		await settle();
+		// A catch-up of one process lists the folder (and keeps the listing); the next process's first listing sweeps.
+		expect((await workspaceArchiveStore(workspace).revisions?.())?.size).toBe(2);
+		expect(await workspaceArchiveStore(workspace).list()).toEqual(ids);
+		expect((await readdir(dir)).sort()).toEqual(ids.map((id) => `${id}.json`));
+		// Once the folder is still again, a listing finds nothing to sweep; the next store's ids come from it.
+		await settle();
+		expect((await workspaceArchiveStore(workspace).revisions?.())?.size).toBe(2);
+		const cache = JSON.parse(await readFile(join(workspace, ".pi", "pbot", "text", "archives.cache"), "utf8")) as { leftovers?: boolean };
+		expect(cache.leftovers).toBe(false);
+		expect(await workspaceArchiveStore(workspace).list()).toEqual(ids);
+		// An archive added since (by hand: no temporary file) is listed: the folder changed.
+		const third = "019cdc24-5a6a-764e-9258-9d5d73d7056e";
+		await writeFile(join(dir, `${third}.json`), "{}");
+		expect(await workspaceArchiveStore(workspace).list()).toEqual([...ids, third]);
+	});
+});
+
 describe("rejected lines of older archives", () => {
 	it("lose the raw text older versions kept (`sample`) the first time they are read: the archive is written again without it", async () => {
 		const archive = await fixtureArchive("malformed-lines");

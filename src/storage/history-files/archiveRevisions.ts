@@ -4,76 +4,119 @@ import { isValidId } from "../../services/history/model/ids.ts";
 import { checkHistoryFolder, historyDir } from "./archiveFiles.ts";
 import { checkPbotFolder } from "./paths.ts";
 import { entryKind, readRegularText } from "./regularFile.ts";
+import { isLeftoverName } from "./leftovers.ts";
 import { isTemporaryFile, replaceFileSync, revisionOf } from "./writeJsonAtomic.ts";
 
 /**
- * The revision of every archive in the workspace (`revisionOf`: size and modification time), by
- * session id: a listing and a `stat` per archive. What the text projection is checked against.
+ * The archives of the history folder as one listing tells them: each one's revision
+ * (`revisionOf`: size and modification time) by session id, and whether the folder holds names
+ * the leftover sweep looks at (`isLeftoverName`: what killed writers leave).
+ */
+export interface ArchiveListing {
+	readonly revisions: Map<string, string>;
+	readonly leftovers: boolean;
+}
+
+/**
+ * The revision of every archive in the workspace, by session id: a listing and a `stat` per
+ * archive. What the text projection is checked against.
  */
 export function archiveRevisions(workspace: string): Map<string, string> {
+	return archiveListing(workspace).revisions;
+}
+
+function archiveListing(workspace: string): ArchiveListing {
 	const dir = historyDir(workspace);
 	let names: string[];
 	checkHistoryFolder(workspace);
 	try {
 		names = readdirSync(dir);
 	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+		if ((err as NodeJS.ErrnoException).code === "ENOENT") return { revisions: new Map(), leftovers: false };
 		throw err;
 	}
-	const out = new Map<string, string>();
+	const revisions = new Map<string, string>();
+	let leftovers = false;
 	for (const name of names) {
+		if (isLeftoverName(name)) leftovers = true;
 		if (!name.endsWith(".json") || isTemporaryFile(name)) continue;
 		const id = name.slice(0, -".json".length);
 		if (!isValidId(id)) continue;
 		// Not following links: a link or a FIFO named like an archive gets a revision no projection
 		// has, so the catch-up tries to read it and says why it cannot (never hidden, never waited on).
 		const s = lstatSync(join(dir, name), { throwIfNoEntry: false });
-		if (s) out.set(id, s.isFile() ? revisionOf(s) : `not-a-file:${s.mtimeMs}`);
+		if (s) revisions.set(id, s.isFile() ? revisionOf(s) : `not-a-file:${s.mtimeMs}`);
 	}
-	return out;
+	return { revisions, leftovers };
+}
+
+/** What a store keeps of the last listing it took, for as long as the folder's stamp stays (`cachedArchiveListing`). */
+export interface ListingMemo {
+	last?: { readonly stamp: string; readonly listing: ArchiveListing };
 }
 
 /**
- * `archiveRevisions`, without a `stat` per archive when the history folder has not changed since
- * they were last taken. Every way pbot changes an archive (a temporary file renamed or linked in,
- * a lock made and removed, a damaged one moved aside) changes the folder's modification time, so
- * an unchanged folder (same inode and nanosecond time) means unchanged archives — for pbot's
- * writers. A file changed in place by hand shows only in its own `stat`: `ingest` asks for fresh
- * revisions, and `read` reads the archive itself. The revisions are kept in
- * `.pi/pbot/text/archives.cache` (derived, beside the projection), and only when the folder had
- * been still for `SETTLED_MS` before they were taken: within the file system's clock tick after a
- * write, a second write could leave the folder's time as it was (the reasoning of git's "racy" index).
+ * `archiveRevisions` (and whether there are leftovers), without a `stat` per archive when the
+ * history folder has not changed since they were last taken. Every way pbot changes an archive (a
+ * temporary file renamed or linked in, a lock made and removed, a damaged one moved aside) changes
+ * the folder's modification time, so an unchanged folder (same inode and nanosecond time) means
+ * unchanged archives — for pbot's writers. A file changed in place by hand shows only in its own
+ * `stat`: `ingest` asks for fresh revisions, and `read` reads the archive itself. The listing is
+ * kept in `.pi/pbot/text/archives.cache` (derived, beside the projection), and only when the folder
+ * had been still for `SETTLED_MS` before it was taken: within the file system's clock tick after a
+ * write, a second write could leave the folder's time as it was (the reasoning of git's "racy"
+ * index). `memo`: a store's own, so that the listing a query takes first (its archive ids) serves
+ * its catch-up too, the folder's stamp taken again.
  */
-export function cachedArchiveRevisions(workspace: string): Map<string, string> {
+export function cachedArchiveListing(workspace: string, memo?: ListingMemo): ArchiveListing {
 	const dir = historyDir(workspace);
 	const before = folderStamp(dir);
+	if (before !== undefined && memo?.last?.stamp === before) {
+		checkHistoryFolder(workspace);
+		return memo.last.listing;
+	}
 	const cacheFile = join(dirname(dir), "text", ARCHIVES_CACHE);
+	const remember = (listing: ArchiveListing): ArchiveListing => {
+		if (memo && before !== undefined) memo.last = { stamp: before, listing };
+		return listing;
+	};
 	if (before !== undefined) {
 		try {
 			const cached = readRegularText(cacheFile);
 			if (cached !== undefined) {
-				const value = JSON.parse(cached) as { stamp?: unknown; revisions?: unknown };
-				if (value.stamp === before && typeof value.revisions === "object" && value.revisions !== null) {
+				const value = JSON.parse(cached) as { stamp?: unknown; revisions?: unknown; leftovers?: unknown };
+				// (One kept before it said whether there are leftovers is taken again, once, to say so.)
+				if (value.stamp === before && typeof value.revisions === "object" && value.revisions !== null && typeof value.leftovers === "boolean") {
 					checkHistoryFolder(workspace);
-					return new Map(Object.entries(value.revisions as Record<string, string>).filter(([id, r]) => isValidId(id) && typeof r === "string"));
+					const revisions = new Map(Object.entries(value.revisions as Record<string, string>).filter(([id, r]) => isValidId(id) && typeof r === "string"));
+					return remember({ revisions, leftovers: value.leftovers });
 				}
 			}
 		} catch {
 			// a damaged or foreign cache: the archives are looked at
 		}
 	}
-	const revisions = archiveRevisions(workspace);
+	const listing = archiveListing(workspace);
 	// Kept only when the folder was still before and did not change while it was read.
 	if (before !== undefined && folderStamp(dir) === before) {
 		try {
 			checkPbotFolder(dirname(dir), dirname(cacheFile));
 			if (entryKind(dirname(cacheFile)) === "a folder")
-				replaceFileSync(cacheFile, Buffer.from(JSON.stringify({ stamp: before, revisions: Object.fromEntries(revisions) })));
+				replaceFileSync(
+					cacheFile,
+					Buffer.from(JSON.stringify({ stamp: before, revisions: Object.fromEntries(listing.revisions), leftovers: listing.leftovers })),
+				);
 		} catch {
 			// a cache: the next process looks at the archives again
 		}
+		return remember(listing);
 	}
-	return revisions;
+	return listing;
+}
+
+/** `cachedArchiveListing`'s revisions. */
+export function cachedArchiveRevisions(workspace: string, memo?: ListingMemo): Map<string, string> {
+	return cachedArchiveListing(workspace, memo).revisions;
 }
 
 const ARCHIVES_CACHE = "archives.cache";

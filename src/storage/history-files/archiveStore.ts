@@ -3,7 +3,7 @@ import { mergeArchives } from "../../services/history/projections/mergeArchives.
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
 import { listArchiveIds, readArchiveCleaning, readArchiveParent, readArchiveWithRevision } from "./archiveFiles.ts";
 import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
-import { archiveRevisions, cachedArchiveRevisions } from "./archiveRevisions.ts";
+import { archiveRevisions, cachedArchiveListing, cachedArchiveRevisions, type ListingMemo } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { WrittenArchives } from "./writtenArchives.ts";
 
@@ -17,10 +17,15 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 	// What this store last wrote: its own, so a store never trusts another store's memory of a file.
 	const options: WriteArchiveOptions = { ...given, written: given.written ?? new WrittenArchives() };
 	let swept = false;
+	const listings: ListingMemo = {};
 	return {
 		list: async () => {
 			if (!swept) {
 				swept = true;
+				// A folder still since a listing that found nothing to sweep: its ids as that listing
+				// took them (no second listing of a folder that holds one file per session).
+				const listing = cachedArchiveListing(workspace, listings);
+				if (!listing.leftovers) return [...listing.revisions.keys()].sort();
 				await sweepLeftovers(workspace);
 			}
 			return listArchiveIds(workspace);
@@ -35,7 +40,7 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 				...(writeOptions?.jsonCache ? { jsonCache: writeOptions.jsonCache } : {}),
 			}),
 		sync: () => syncHistoryFolder(workspace),
-		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace)),
+		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace, listings)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
 		parentOf: async (sessionId) => readArchiveParent(workspace, sessionId),
 	};

@@ -10,7 +10,12 @@ import { isTemporaryFile } from "./writeJsonAtomic.ts";
  * another host's), and any older than an hour. Returns how many were removed.
  */
 export async function sweepLeftovers(workspace: string): Promise<number> {
-	return sweepFolder(historyDir(workspace), (name) => isTemporaryFile(name) || (isLockLeftover(name) && !name.endsWith(".lock")));
+	return sweepFolder(historyDir(workspace), isLeftoverName);
+}
+
+/** A name in the history folder that `sweepLeftovers` looks at: a temporary file, a stale lock set aside. */
+export function isLeftoverName(name: string): boolean {
+	return isTemporaryFile(name) || (isLockLeftover(name) && !name.endsWith(".lock"));
 }
 
 /**
