@@ -26,7 +26,8 @@ export interface ProcessRun {
 
 export interface RunOptions {
 	readonly cwd: string;
-	readonly env?: Readonly<Record<string, string>>;
+	/** Merged over this process's environment; a variable set to `undefined` is left out. */
+	readonly env?: Readonly<Record<string, string | undefined>>;
 	/** Measure peak RSS (a Node process only: the preload is passed as `--import`). */
 	readonly rss?: { readonly hook: string; readonly file: string };
 	/** Killed (SIGKILL) after this long; default `DEFAULT_TIMEOUT_MS`. */

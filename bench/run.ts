@@ -442,12 +442,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	/** A CLI process of the small presets takes a second or two: one still running after this hung (see `runProcess`). */
 	const processTimeoutMs = preset.name === "tiny" || preset.name === "small" ? 120_000 : undefined;
 	/** `pbot-history <args>` as a person runs it: a new Node process, stdout to a pipe. */
-	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number } = {}): ProcessRun => {
+	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string | undefined>> } = {}): ProcessRun => {
 		const timeoutMs = opts.timeoutMs ?? processTimeoutMs;
 		const run = runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], {
 			cwd: ROOT,
 			...(opts.rss ? { rss: { hook: rssHook, file: rssFile } } : {}),
 			...(timeoutMs ? { timeoutMs } : {}),
+			...(opts.env ? { env: opts.env } : {}),
 		});
 		if (run.retried) log(`  \`pbot-history ${args[0]}\` hung without a word and was killed; run again: ${run.code === 0 ? "it ran" : "it failed too"}`);
 		return run;
@@ -608,6 +609,20 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					met: "—",
 				});
 				notes.push(searchNote(`Search (${mb(h.bytes)} history)`, timed));
+			}
+			// Node 20 reads NODE_EXTRA_CA_CERTS at its start, before any script runs, and parses every
+			// CA certificate then (≈ 40 ms here: `node -e 0` ≈ 58 against ≈ 19 ms without it). This
+			// machine sets it; most don't. The same searches without it say what pbot's own part is.
+			if (timed.ours.length > 0 && process.env.NODE_EXTRA_CA_CERTS) {
+				const unset = { NODE_EXTRA_CA_CERTS: undefined };
+				const nodeWith = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT }).ms));
+				const nodeWithout = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT, env: unset }).ms));
+				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: (a) => pbot(a, { env: unset }), rgRun, rg: rg.ok, log });
+				const row = searchRow("", bare, rg.ok, "");
+				context.push({
+					...row,
+					measure: `the same searches with NODE_EXTRA_CA_CERTS unset (set on this machine: Node 20 then parses every CA certificate at its start; \`node -e 0\` ${ms(nodeWith)} with it, ${ms(nodeWithout)} without)`,
+				});
 			}
 			// Peak RSS in runs of their own (the preload's exit hook is not in the timed runs).
 			const rssRuns = tiny ? 2 : 6;
