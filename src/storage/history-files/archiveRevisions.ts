@@ -50,9 +50,21 @@ function archiveListing(workspace: string): ArchiveListing {
 	return { revisions, leftovers };
 }
 
-/** What a store keeps of the last listing it took, for as long as the folder's stamp stays (`cachedArchiveListing`). */
+/** What a store keeps of the last listing it took, for as long as the folder's stamp stays (`listingAt`). */
 export interface ListingMemo {
 	last?: { readonly stamp: string; readonly listing: ArchiveListing };
+}
+
+/**
+ * `listingAt` when the history folder has been still (its stamp vouches for a listing,
+ * cached or taken now and kept in `memo`), else `undefined`: what a caller that needs only the ids
+ * asks, so that a folder written in the last seconds is not listed with a `stat` per archive twice
+ * (here, and again by the catch-up, which cannot keep it).
+ */
+export function settledArchiveListing(workspace: string, memo?: ListingMemo): ArchiveListing | undefined {
+	const dir = historyDir(workspace);
+	const before = folderStamp(dir);
+	return before === undefined ? undefined : listingAt(workspace, dir, before, memo);
 }
 
 /**
@@ -65,12 +77,10 @@ export interface ListingMemo {
  * kept in `.pi/pbot/text/archives.cache` (derived, beside the projection), and only when the folder
  * had been still for `SETTLED_MS` before it was taken: within the file system's clock tick after a
  * write, a second write could leave the folder's time as it was (the reasoning of git's "racy"
- * index). `memo`: a store's own, so that the listing a query takes first (its archive ids) serves
+ * index); `before` is its stamp (`folderStamp`), `undefined` when it was not still. `memo`: a store's own, so that the listing a query takes first (its archive ids) serves
  * its catch-up too, the folder's stamp taken again.
  */
-export function cachedArchiveListing(workspace: string, memo?: ListingMemo): ArchiveListing {
-	const dir = historyDir(workspace);
-	const before = folderStamp(dir);
+function listingAt(workspace: string, dir: string, before: string | undefined, memo: ListingMemo | undefined): ArchiveListing {
 	if (before !== undefined && memo?.last?.stamp === before) {
 		checkHistoryFolder(workspace);
 		return memo.last.listing;
@@ -114,9 +124,10 @@ export function cachedArchiveListing(workspace: string, memo?: ListingMemo): Arc
 	return listing;
 }
 
-/** `cachedArchiveListing`'s revisions. */
+/** `archiveRevisions`, from the cache or the memo while the history folder is as it was (`listingAt`). */
 export function cachedArchiveRevisions(workspace: string, memo?: ListingMemo): Map<string, string> {
-	return cachedArchiveListing(workspace, memo).revisions;
+	const dir = historyDir(workspace);
+	return listingAt(workspace, dir, folderStamp(dir), memo).revisions;
 }
 
 const ARCHIVES_CACHE = "archives.cache";

@@ -3,7 +3,7 @@ import { mergeArchives } from "../../services/history/projections/mergeArchives.
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
 import { listArchiveIds, readArchiveCleaning, readArchiveParent, readArchiveWithRevision } from "./archiveFiles.ts";
 import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
-import { archiveRevisions, cachedArchiveListing, cachedArchiveRevisions, type ListingMemo } from "./archiveRevisions.ts";
+import { archiveRevisions, cachedArchiveRevisions, type ListingMemo, settledArchiveListing } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { WrittenArchives } from "./writtenArchives.ts";
 
@@ -24,8 +24,8 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 				swept = true;
 				// A folder still since a listing that found nothing to sweep: its ids as that listing
 				// took them (no second listing of a folder that holds one file per session).
-				const listing = cachedArchiveListing(workspace, listings);
-				if (!listing.leftovers) return [...listing.revisions.keys()].sort();
+				const listing = settledArchiveListing(workspace, listings);
+				if (listing && !listing.leftovers) return [...listing.revisions.keys()].sort();
 				await sweepLeftovers(workspace);
 			}
 			return listArchiveIds(workspace);
