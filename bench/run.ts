@@ -28,6 +28,7 @@ import { folderSize, PROJECTION_DIR, projectionDir, readArchives, type ArchiveCo
 import { ensureHistory, PRESETS, DEFAULT_SEED, type HistoryManifest } from "./generator/index.ts";
 import { cliArgs, failure, runProcess, writeRssHook, type ProcessRun } from "./processes.ts";
 import { buildQueries, QUERY_MIX } from "./queries.ts";
+import { foldText } from "../src/services/history/query/fold.ts";
 
 export { PRESETS };
 import type { ColdResult, NaiveResult } from "./tasks/ingest.ts";
@@ -210,6 +211,13 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 		if (run.rg) rg.push(run.rgRun(q, dir).ms);
 	}
 	return { queries: list, ours, rg, hits, totals, failures, ...(failed ? { failed } : {}), slowest: timed.sort((a, b) => b.ms - a.ms).slice(0, 3) };
+}
+
+/** How to run the floor scan (`floorScan.cts`): built to CommonJS beside the runner, or through tsx from the sources. */
+function floorScanArgs(runtime: "dist" | "tsx"): string[] | undefined {
+	if (runtime === "tsx") return ["--import", "tsx", join(ROOT, "bench", "floorScan.cts")];
+	const built = join(ROOT, "dist", "bench", "bench", "floorScan.cjs");
+	return existsSync(built) ? [built] : undefined;
 }
 
 /** A row of pbot's median against rg's (ratio: pbot / rg, lower is faster). */
@@ -622,6 +630,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				context.push({
 					...row,
 					measure: `the same searches with NODE_EXTRA_CA_CERTS unset (set on this machine: Node 20 then parses every CA certificate at its start; \`node -e 0\` ${ms(nodeWith)} with it, ${ms(nodeWithout)} without)`,
+				});
+			}
+			// The floor of this design: Node's start, the listing and `stat`s, the pack's index and the
+			// reads and byte search of every session's folded text, and nothing else (`floorScan.cts`).
+			const floor = floorScanArgs(runtime);
+			if (timed.ours.length > 0 && floor && existsSync(projectionDir(cliWs))) {
+				const scan = (a: readonly string[]) =>
+					runProcess(process.execPath, [...floor, sessionsDir, projectionDir(cliWs), foldText(a[1] ?? "").folded], { cwd: ROOT });
+				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: scan, rgRun, rg: rg.ok, log });
+				context.push({
+					...searchRow("", bare, rg.ok, ""),
+					measure: `the floor of a search process over this design (\`bench/floorScan.cts\`: Node's start, a listing and a \`stat\` per session file, the pack's index, each session's projection (pack entry or file) read to the end of its folded text and searched with \`Buffer.indexOf\`; no freshness check, ranking or snippets), the same queries`,
 				});
 			}
 			// Peak RSS in runs of their own (the preload's exit hook is not in the timed runs).

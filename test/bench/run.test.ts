@@ -4,11 +4,14 @@
  * through tsx, a second or so each) and the table and the results file come out. This is the CI
  * smoke test of the bench; it asserts no timing.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_SEED } from "../../bench/generator/index.ts";
 import { runBench } from "../../bench/run.ts";
+import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -58,5 +61,21 @@ describe("npm run bench", () => {
 		expect(written).toContain("<!-- preset:tiny -->");
 		expect(written).toContain("| measure | baseline | pbot | ratio | target | met |");
 		expect(lines.some((l) => l.includes("cold ingest"))).toBe(true);
+
+		// The floor row came out, and the floor scan counts what the projection holds: every
+		// occurrence of a word in every session's folded text, as the project's own reader finds it.
+		expect(report.context.some((r) => r.measure.includes("the floor of a search process") && /\d/.test(r.ours))).toBe(true);
+		const data = join(root, `tiny-${DEFAULT_SEED}`);
+		const textDir = join(data, "work", "cli", ".pi", "pbot", "text");
+		let expected = 0;
+		for (const name of (await readdir(textDir)).filter((n) => n.endsWith(".text"))) {
+			const text = SessionText.parse(await readFile(join(textDir, name)), name.slice(0, -".text".length), "whole");
+			const folded = text.bytes.subarray(text.textAt, text.originalAt).toString("utf8");
+			expected += folded.split("the").length - 1;
+		}
+		expect(expected).toBeGreaterThan(0);
+		const floor = spawnSync(process.execPath, ["--import", "tsx", join("bench", "floorScan.cts"), join(data, "sessions"), textDir, "the"], { encoding: "utf8" });
+		expect(floor.stderr).toBe("");
+		expect(JSON.parse(floor.stdout)).toEqual({ total: expected, stamps: true });
 	});
 });
