@@ -74,7 +74,9 @@ describe("npm run bench", () => {
 			expected += folded.split("the").length - 1;
 		}
 		expect(expected).toBeGreaterThan(0);
-		const floor = spawnSync(process.execPath, ["--import", "tsx", join("bench", "floorScan.cts"), join(data, "sessions"), textDir, "the"], { encoding: "utf8" });
+		const floor = spawnSync(process.execPath, ["--import", "tsx", join("bench", "floorScan.cts"), join(data, "sessions"), textDir, "the"], {
+			encoding: "utf8",
+		});
 		expect(floor.stderr).toBe("");
 		expect(JSON.parse(floor.stdout)).toEqual({ total: expected, stamps: true });
 	});
