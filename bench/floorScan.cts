@@ -35,6 +35,8 @@ for (const name of readdirSync(sessionDir)) {
 }
 
 const chunk = Buffer.allocUnsafe(512 * 1024);
+/** Bytes read first: a header line and then some (`storedTexts.ts` reads as much). */
+const HEAD_READ = 8 * 1024;
 let hits = 0;
 /** Occurrences of the needle in `chunk[from, to)`. */
 const count = (from: number, to: number): void => {
@@ -44,13 +46,15 @@ const count = (from: number, to: number): void => {
 
 /** Counts the needle in the folded text of the projection at `[offset, offset + length)` of `fd`. */
 function scan(fd: number, offset: number, length: number): void {
-	// The header line says where the folded text starts and ends (`sessionTextFormat.ts`).
-	const first = readSync(fd, chunk, 0, Math.min(chunk.length, length), offset);
+	// The header line says where the folded text starts and ends (`sessionTextFormat.ts`): read
+	// first, then what follows it up to the text's end (the original text after it is not read).
+	let first = readSync(fd, chunk, 0, Math.min(HEAD_READ, length), offset);
 	const newline = chunk.indexOf(0x0a);
 	if (newline < 0 || newline >= first) return;
 	const h = JSON.parse(chunk.toString("utf8", 0, newline)) as { docs: number; idBytes: number; metaBytes: number; textBytes: number };
 	const textAt = newline + 1 + 64 * h.docs + h.idBytes + h.metaBytes;
 	const textEnd = textAt + h.textBytes;
+	if (textEnd > first && textEnd <= chunk.length) first += readSync(fd, chunk, first, textEnd - first, offset + first);
 	if (textEnd <= first) {
 		count(textAt, textEnd);
 		return;
