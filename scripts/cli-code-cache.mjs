@@ -5,7 +5,8 @@
  *
  * The cache holds what V8 compiled up to the moment it is made, so it is made after the script ran
  * `sessions`, `search` and `read` (text and `--json`) on a workspace of the bundled sample sessions,
- * ingested first by the bin in another process (the cache is for queries, not the ingest pipeline).
+ * ingested first by the bin in another process, and then `ingest` again with nothing changed (the
+ * cache is for queries and that check, not the ingest pipeline: every query deserializes all of it).
  * The script's last line and the cache's first name the same build id: a cache is used only with
  * the script it was made for, and only whole (its first line says its length).
  */
@@ -45,6 +46,9 @@ try {
 	if (typeof hit !== "string") throw new Error("no hit to read while making the code cache");
 	await run(["read", hit, ...where]);
 	await run(["read", hit, "--json", ...where]);
+	// An ingest that finds nothing changed (the workspace was ingested above), as scripts run it again and again.
+	await run(["ingest", ...where]);
+	await run(["ingest", "--json", ...where]);
 
 	const made = `${QUERY_CACHE}.${process.pid}.tmp`;
 	const data = query.script.createCachedData();

@@ -7,7 +7,7 @@
  * reject any cache).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -104,6 +104,10 @@ describe("the query commands' code-cached script", () => {
 			["read", id as string, "--json", ...where],
 			["read", "qa_nothing_of_that_name", ...where],
 			["search", "--help"],
+			["ingest", ...where],
+			["ingest", "--json", ...where],
+			["ingest", "--bogus", ...where],
+			["rebuild", "--help"],
 		];
 		for (const argv of cases) {
 			const [ours, theirs] = await Promise.all([bin(argv), esm(argv)]);
@@ -121,6 +125,24 @@ describe("the query commands' code-cached script", () => {
 		expect(runs[0]?.code, runs[0]?.stderr).toBe(0);
 		expect(runs[0]).toEqual(runs[1]);
 		expect((JSON.parse(runs[0]?.stdout ?? "{}") as { total?: number }).total).toBeGreaterThan(0);
+	});
+
+	it("ingests a new workspace, and rebuilds one, as the bundle does: the same reports and the same archives", async () => {
+		const [ours, theirs] = [await mkdtemp(join(dir, "ingest-ours-")), await mkdtemp(join(dir, "ingest-theirs-"))];
+		for (const command of ["ingest", "rebuild"]) {
+			const runs = await Promise.all(
+				[ours, theirs].map((w, i) => (i === 0 ? bin : esm)([command, "--json", "-w", w, "-s", SAMPLE, "--agent-dir", join(w, "agent")])),
+			);
+			expect(runs[0]?.code, runs[0]?.stderr).toBe(0);
+			expect(runs[0], command).toEqual(runs[1]);
+			expect((JSON.parse(runs[0]?.stdout ?? "{}") as { sessions?: unknown[] }).sessions?.length, command).toBeGreaterThan(0);
+			const archives = async (w: string) => {
+				const folder = join(w, ".pi", "pbot", "history");
+				const names = (await readdir(folder)).filter((n) => n.endsWith(".json")).sort();
+				return Promise.all(names.map(async (n) => [n, await readFile(join(folder, n), "utf8")]));
+			};
+			expect(await archives(ours), command).toEqual(await archives(theirs));
+		}
 	});
 
 	it("is not offered a cache of another build, cut short or missing, and runs the same when V8 rejects one", async () => {
