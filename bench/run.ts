@@ -635,9 +635,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			// The floor of this design: Node's start, the listing and `stat`s, the pack's index and the
 			// reads and byte search of every session's folded text, and nothing else (`floorScan.cts`).
 			const floor = floorScanArgs(runtime);
-			if (timed.ours.length > 0 && floor && existsSync(projectionDir(cliWs))) {
-				const scan = (a: readonly string[]) =>
-					runProcess(process.execPath, [...floor, sessionsDir, projectionDir(cliWs), foldText(a[1] ?? "").folded], { cwd: ROOT });
+			const textDir = projectionDir(cliWs);
+			if (timed.ours.length > 0 && floor && existsSync(textDir)) {
+				// (`searchVsRg` hands its runner a search's arguments: the query is the second.)
+				const scan = (a: readonly string[]) => runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(a[1] ?? "").folded], { cwd: ROOT });
 				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: scan, rgRun, rg: rg.ok, log });
 				context.push({
 					...searchRow("", bare, rg.ok, ""),

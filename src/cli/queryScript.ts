@@ -28,7 +28,7 @@ export type RunCli = (argv: readonly string[], io?: unknown) => Promise<number>;
 /**
  * The commands run from the code-cached script: the queries, and the two that bring the archives up
  * to date, which need nothing the script lacks (Pi's SDK). An `ingest` that finds nothing changed (what
- * a script or a hook runs again and again) took 283 ms from the ES module bundle against 208 ms from
+ * a script or a hook runs again and again) took 256 ms from the ES module bundle against 206 ms from
  * the script on the bench's 1 GB history (whole processes, alternating): the module loader and a
  * compile of the bundle with no cache.
  */
@@ -88,7 +88,7 @@ export async function runBin(argv: readonly string[]): Promise<void> {
 	process.exitCode = await (await cliFor(argv))(argv);
 }
 
-/** The CLI entry for `argv`: the code-cached script for a query, else the ES module bundle. */
+/** The CLI entry for `argv`: the code-cached script for the commands it serves (`SCRIPT_COMMANDS`), else the ES module bundle. */
 export async function cliFor(argv: readonly string[]): Promise<RunCli> {
 	if (SCRIPT_COMMANDS.has(argv[0] ?? "")) {
 		const query = loadQueryScript();
