@@ -4,15 +4,22 @@
  * a query whether anything changed), reads the pack's index, reads each session's projection (its
  * pack entry, newest first, or its own file in the text folder) up to the end of its folded text,
  * 512 KB at a time through one buffer, its header line parsed to learn where that is, and counts the
- * needle's occurrences with `Buffer.indexOf`. No freshness verdict, no ranking, no snippets, no
- * output but a count; the needle comes folded by the runner.
+ * needle's occurrences. No freshness verdict, no ranking, no snippets, no output but a count; the
+ * needle comes folded by the runner.
+ *
+ * It searches as pbot does: given the byte search's WebAssembly module (`byteSearch.ts`, its
+ * base64 as the fourth argument: the runner imports it, which this CommonJS file cannot), the
+ * buffer is made in the module's memory and searched with its `find`, a needle of one byte with
+ * `Buffer.indexOf` (as `indexOfBytes` does). Without it, `Buffer.indexOf` searches everything:
+ * over the bench's 1 GB history that took 20–65 ms a query where the module takes 4–12, and the
+ * floor said to be a third slower than rg was not one.
  *
  * CommonJS (`.cts`): an ES module entry would make Node set up its module loader first, which a
  * floor should not pay. The bench times it against `rg` as it times `pbot-history search`, so the
  * table says how much of a search process is Node's start and the unavoidable I/O, and how much is
  * pbot's own.
  *
- *   node dist/bench/bench/floorScan.cjs <session folder> <text folder> <folded needle>
+ *   node dist/bench/bench/floorScan.cjs <session folder> <text folder> <folded needle> [module base64]
  */
 import fs = require("node:fs");
 import path = require("node:path");
@@ -20,9 +27,9 @@ import path = require("node:path");
 const { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } = fs;
 const { join } = path;
 
-const [sessionDir, textDir, folded] = process.argv.slice(2);
+const [sessionDir, textDir, folded, module] = process.argv.slice(2);
 if (sessionDir === undefined || textDir === undefined || folded === undefined) {
-	process.stderr.write("usage: floorScan <session folder> <text folder> <folded needle>\n");
+	process.stderr.write("usage: floorScan <session folder> <text folder> <folded needle> [byte search module, base64]\n");
 	process.exit(2);
 }
 const needle = Buffer.from(folded, "utf8");
@@ -34,14 +41,44 @@ for (const name of readdirSync(sessionDir)) {
 	stamps += s.size + s.mtimeMs + s.ino + s.ctimeMs;
 }
 
-const chunk = Buffer.allocUnsafe(512 * 1024);
+const CHUNK = 512 * 1024;
+/** The module's memory: the needle in its first page, then the chunk (`searchableBuffer`). */
+const NEEDLE_ROOM = 64 * 1024;
+/** The module's `find(hay, length, needle, k)`: the offset of the first match in `[hay, hay + length)`, or -1. */
+type Find = (hay: number, length: number, needle: number, k: number) => number;
+/** What is used of the global `WebAssembly` (its types come with the DOM's, which the project does not load). */
+interface WasmApi {
+	readonly Module: new (bytes: Uint8Array) => object;
+	readonly Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
+	readonly Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+}
+const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+let find: Find | undefined;
+let chunk: Buffer;
+if (wasm && module !== undefined && needle.length >= 2 && needle.length <= NEEDLE_ROOM) {
+	const memory = new wasm.Memory({ initial: (NEEDLE_ROOM + CHUNK) / NEEDLE_ROOM });
+	const instance = new wasm.Instance(new wasm.Module(Buffer.from(module, "base64")), { pbot: { memory } });
+	find = instance.exports.find as Find;
+	new Uint8Array(memory.buffer).set(needle, 0);
+	chunk = Buffer.from(memory.buffer, NEEDLE_ROOM, CHUNK);
+} else chunk = Buffer.allocUnsafe(CHUNK);
 /** Bytes read first: a header line and then some (`storedTexts.ts` reads as much). */
 const HEAD_READ = 8 * 1024;
 let hits = 0;
 /** Occurrences of the needle in `chunk[from, to)`. */
 const count = (from: number, to: number): void => {
+	const k = needle.length;
+	if (find) {
+		for (let at = from; at + k <= to; ) {
+			const found = find(NEEDLE_ROOM + at, to - at, 0, k);
+			if (found < 0) return;
+			hits++;
+			at += found + k;
+		}
+		return;
+	}
 	const view = chunk.subarray(from, to);
-	for (let i = view.indexOf(needle); i >= 0; i = view.indexOf(needle, i + needle.length)) hits++;
+	for (let i = view.indexOf(needle); i >= 0; i = view.indexOf(needle, i + k)) hits++;
 };
 
 /** Counts the needle in the folded text of the projection at `[offset, offset + length)` of `fd`. */

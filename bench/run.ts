@@ -29,6 +29,7 @@ import { ensureHistory, PRESETS, DEFAULT_SEED, type HistoryManifest } from "./ge
 import { cliArgs, failure, runProcess, writeRssHook, type ProcessRun } from "./processes.ts";
 import { buildQueries, QUERY_MIX } from "./queries.ts";
 import { foldText } from "../src/services/history/query/fold.ts";
+import { BYTE_SEARCH_WASM } from "../src/services/history/model/byteSearchModule.ts";
 
 export { PRESETS };
 import type { ColdResult, NaiveResult } from "./tasks/ingest.ts";
@@ -638,11 +639,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			const textDir = projectionDir(cliWs);
 			if (timed.ours.length > 0 && floor && existsSync(textDir)) {
 				// (`searchVsRg` hands its runner a search's arguments: the query is the second.)
-				const scan = (a: readonly string[]) => runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(a[1] ?? "").folded], { cwd: ROOT });
+				const scan = (a: readonly string[]) =>
+					runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(a[1] ?? "").folded, BYTE_SEARCH_WASM], { cwd: ROOT });
 				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: scan, rgRun, rg: rg.ok, log });
 				context.push({
 					...searchRow("", bare, rg.ok, ""),
-					measure: `the floor of a search process over this design (\`bench/floorScan.cts\`: Node's start, a listing and a \`stat\` per session file, the pack's index, each session's projection (pack entry or file) read to the end of its folded text and searched with \`Buffer.indexOf\`; no freshness check, ranking or snippets), the same queries`,
+					measure: `the floor of a search process over this design (\`bench/floorScan.cts\`: Node's start, a listing and a \`stat\` per session file, the pack's index, each session's projection (pack entry or file) read to the end of its folded text and searched with pbot's byte search; no freshness check, ranking or snippets), the same queries`,
 				});
 			}
 			// Peak RSS in runs of their own (the preload's exit hook is not in the timed runs).

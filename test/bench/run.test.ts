@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_SEED } from "../../bench/generator/index.ts";
 import { runBench } from "../../bench/run.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
+import { BYTE_SEARCH_WASM } from "../../src/services/history/model/byteSearchModule.ts";
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -74,10 +75,12 @@ describe("npm run bench", () => {
 			expected += folded.split("the").length - 1;
 		}
 		expect(expected).toBeGreaterThan(0);
-		const floor = spawnSync(process.execPath, ["--import", "tsx", join("bench", "floorScan.cts"), join(data, "sessions"), textDir, "the"], {
-			encoding: "utf8",
-		});
-		expect(floor.stderr).toBe("");
-		expect(JSON.parse(floor.stdout)).toEqual({ total: expected, stamps: true });
+		// With the byte search's module (as the bench runs it) and with `Buffer.indexOf` alone.
+		for (const module of [BYTE_SEARCH_WASM, undefined]) {
+			const args = [join(data, "sessions"), textDir, "the", ...(module ? [module] : [])];
+			const floor = spawnSync(process.execPath, ["--import", "tsx", join("bench", "floorScan.cts"), ...args], { encoding: "utf8" });
+			expect(floor.stderr).toBe("");
+			expect(JSON.parse(floor.stdout)).toEqual({ total: expected, stamps: true });
+		}
 	});
 });
