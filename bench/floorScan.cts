@@ -27,7 +27,7 @@ import path = require("node:path");
 const { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } = fs;
 const { join } = path;
 
-const [sessionDir, textDir, folded, module] = process.argv.slice(2);
+const [sessionDir, textDir, folded, moduleBase64] = process.argv.slice(2);
 if (sessionDir === undefined || textDir === undefined || folded === undefined) {
 	process.stderr.write("usage: floorScan <session folder> <text folder> <folded needle> [byte search module, base64]\n");
 	process.exit(2);
@@ -55,9 +55,9 @@ interface WasmApi {
 const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 let find: Find | undefined;
 let chunk: Buffer;
-if (wasm && module !== undefined && needle.length >= 2 && needle.length <= NEEDLE_ROOM) {
+if (wasm && moduleBase64 !== undefined && needle.length >= 2 && needle.length <= NEEDLE_ROOM) {
 	const memory = new wasm.Memory({ initial: (NEEDLE_ROOM + CHUNK) / NEEDLE_ROOM });
-	const instance = new wasm.Instance(new wasm.Module(Buffer.from(module, "base64")), { pbot: { memory } });
+	const instance = new wasm.Instance(new wasm.Module(Buffer.from(moduleBase64, "base64")), { pbot: { memory } });
 	find = instance.exports.find as Find;
 	new Uint8Array(memory.buffer).set(needle, 0);
 	chunk = Buffer.from(memory.buffer, NEEDLE_ROOM, CHUNK);
