@@ -2,8 +2,8 @@
  * How the bin starts a command. The query commands (`sessions`, `search`, `read`: what people run
  * most, and what the agent runs), and `ingest` and `rebuild`, come from one CommonJS script of the whole CLI,
  * `dist/cli-bundle/query.cjs`, compiled with a V8 code cache the build made by running those
- * queries (`scripts/cli-code-cache.mjs`): V8 then neither parses the script nor compiles the
- * functions the queries call, which had cost a query process ≈ 20–35 ms of its ≈ 250–330 ms on the
+ * queries and an `ingest` that finds nothing changed (`scripts/cli-code-cache.mjs`): V8 then
+ * neither parses the script nor compiles the functions they call, which had cost a query process ≈ 20–35 ms of its ≈ 250–330 ms on the
  * bench's history (whole processes, alternating). Node 20 keeps no compile cache of its own for ES
  * modules, so the cache needs a classic script. Every other command (and a query when the script is
  * missing) runs from the ES module bundle, `dist/cli-bundle/main.js`: Pi's SDK, which `summarize`
