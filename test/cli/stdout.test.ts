@@ -19,20 +19,26 @@ interface Ran {
 	readonly stderr: string;
 }
 
-/** Runs `node args`, its stdout a pipe read only after `pauseMs` (`undefined`: closed at once, unread). */
-function run(args: readonly string[], pauseMs: number | undefined): Promise<Ran> {
+/**
+ * Runs `node args`, its stdout a pipe read only after `pauseMs` (`undefined`: closed at once,
+ * unread; `"stderr"`: once the child writes to stderr, which it does after its last write, so the
+ * pipe stays unread however long the child takes to start — a fixed pause let a slow start under a
+ * loaded test run find the reader already reading, and the pipe never full).
+ */
+function run(args: readonly string[], pauseMs: number | "stderr" | undefined): Promise<Ran> {
 	return new Promise((resolve, reject) => {
 		const child = spawn(process.execPath, [...args], { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
 		const out: Buffer[] = [];
 		let err = "";
 		child.stderr.on("data", (d: Buffer) => {
 			err += d.toString();
+			if (pauseMs === "stderr") child.stdout.resume();
 		});
 		if (pauseMs === undefined) child.stdout.destroy();
 		else {
 			child.stdout.pause();
 			child.stdout.on("data", (d: Buffer) => out.push(d));
-			setTimeout(() => child.stdout.resume(), pauseMs);
+			if (pauseMs !== "stderr") setTimeout(() => child.stdout.resume(), pauseMs);
 		}
 		child.on("error", reject);
 		child.on("close", (code) => resolve({ code, stdout: Buffer.concat(out), stderr: err }));
@@ -41,15 +47,15 @@ function run(args: readonly string[], pauseMs: number | undefined): Promise<Ran>
 
 describe("standard output", () => {
 	it("keeps every byte in order when a non-blocking pipe fills up: the rest goes through the stream", async () => {
-		// `process.stdout` made first: Node then sets the pipe non-blocking, and the reader waits, so
-		// writes to fd 1 find it full.
+		// `process.stdout` made first: Node then sets the pipe non-blocking, and the reader waits until
+		// the writes are done (the child's verdict on stderr), so writes to fd 1 find it full.
 		const script = `
 			import { writeStdout, wroteThroughStream } from "./src/cli/stdout.ts";
 			void process.stdout;
 			for (let i = 0; i < 400; i++) writeStdout(String(i).padStart(6, "0") + " é的".repeat(2000) + "\\n");
 			process.stderr.write(wroteThroughStream() ? "stream" : "fd");
 		`;
-		const ran = await run(["--import", "tsx", "--input-type=module", "-e", script], 300);
+		const ran = await run(["--import", "tsx", "--input-type=module", "-e", script], "stderr");
 		expect(ran.code).toBe(0);
 		expect(ran.stderr).toBe("stream");
 		const lines = ran.stdout.toString("utf8").split("\n");
