@@ -172,7 +172,8 @@ interface SearchTimings {
 }
 
 interface SearchRunners {
-	readonly pbot: (args: readonly string[], opts?: { rss?: boolean; timeoutMs?: number }) => ProcessRun;
+	/** One search process for `query`: `pbot-history search <query> … --json`, or a stand-in timed the same way (the floor). */
+	readonly search: (query: string) => ProcessRun;
 	readonly rgRun: (query: string, dir: string) => ProcessRun;
 	readonly rg: boolean;
 	readonly log: (line: string) => void;
@@ -181,12 +182,11 @@ interface SearchRunners {
 }
 
 /**
- * `pbot-history search <q> --json` and `rg -i -F -c` per query, alternating, each warmed once
- * first (the page cache, for both); pbot's failures are counted and said, never thrown.
+ * A search process (`run.search`) and `rg -i -F -c` over `dir` per query, alternating, each warmed
+ * once first (the page cache, for both); the search's failures are counted and said, never thrown.
  */
-function searchVsRg(queries: readonly string[], workspace: string, dir: string, run: SearchRunners): SearchTimings {
-	const args = (q: string) => ["search", q, "--workspace", workspace, "--sessions", dir, "--json"];
-	const warm = run.pbot(args("warm-up-the-cache"));
+function searchVsRg(queries: readonly string[], dir: string, run: SearchRunners): SearchTimings {
+	const warm = run.search("warm-up-the-cache");
 	if (run.rg) run.rgRun("warm-up-the-cache", dir);
 	if (warm.code !== 0) return { queries, ours: [], rg: [], hits: [], totals: new Map(), failed: failure(warm), failures: 1, slowest: [] };
 	const list = run.slowMs !== undefined && warm.ms > run.slowMs ? queries.slice(0, 3) : queries;
@@ -199,7 +199,7 @@ function searchVsRg(queries: readonly string[], workspace: string, dir: string, 
 	let failed: string | undefined;
 	let failures = 0;
 	for (const q of list) {
-		const r = run.pbot(args(q));
+		const r = run.search(q);
 		if (r.code === 0) {
 			ours.push(r.ms);
 			hits.push(hitTotal(r.stdout));
@@ -468,6 +468,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	/** The workspace the CLI measures run on: the raw history's archives, made by `pbot-history ingest`. */
 	const cliWs = work("cli");
 	const sessionArgs = (ws: string, dir: string) => ["--workspace", ws, "--sessions", dir];
+	/** `pbot-history search <query> --json` over a workspace and its session folder. */
+	const searchArgs = (query: string, ws: string, dir: string) => ["search", query, ...sessionArgs(ws, dir), "--json"];
 	/** true, or why the CLI workspace has no archives. */
 	let archivesReady: true | string | undefined;
 	/** Cold `ingest` processes into an empty workspace (each run removes it first), once per bench run. */
@@ -560,8 +562,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"]);
 			for (let r = 0; r < n; r++) sessions.push(pbot(["sessions", ...sessionArgs(cliWs, sessionsDir), "--json"]));
 			// Ids as a person gets them: hits of a search, and sessions.
-			for (const q of ["error", "config"])
-				ids.push(...hitIds(pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"]).stdout).slice(0, Math.ceil(n / 2)));
+			for (const q of ["error", "config"]) ids.push(...hitIds(pbot(searchArgs(q, cliWs, sessionsDir)).stdout).slice(0, Math.ceil(n / 2)));
 			ids.push(...cliCorpus().sessionIds.slice(0, 2));
 			ids = [...new Set(ids)].slice(0, n + 2);
 			for (const id of ids) reads.push(pbot(["read", id, ...sessionArgs(cliWs, sessionsDir), "--json"]));
@@ -605,7 +606,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const label = `\`pbot-history search <q> --json\` as a whole process, archives present (${mb(h.bytes)} history), median over ${queries.length || "the"} queries`;
 		if (ready !== true) rows.push({ measure: label, baseline: rg.ok ? "rg -i -F" : "rg absent", target: "≤ 1.0× (pbot / rg)", ...na(ready) });
 		else {
-			const timed = searchVsRg(queries, cliWs, sessionsDir, { pbot, rgRun, rg: rg.ok, log });
+			const timed = searchVsRg(queries, sessionsDir, { search: (q) => pbot(searchArgs(q, cliWs, sessionsDir)), rgRun, rg: rg.ok, log });
 			cliTotals = timed.totals;
 			rows.push(searchRow(label, timed, rg.ok, "≤ 1.0× (pbot / rg)"));
 			if (timed.ours.length > 0) {
@@ -626,7 +627,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				const unset = { NODE_EXTRA_CA_CERTS: undefined };
 				const nodeWith = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT }).ms));
 				const nodeWithout = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT, env: unset }).ms));
-				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: (a) => pbot(a, { env: unset }), rgRun, rg: rg.ok, log });
+				const bare = searchVsRg(queries, sessionsDir, {
+					search: (q) => pbot(searchArgs(q, cliWs, sessionsDir), { env: unset }),
+					rgRun,
+					rg: rg.ok,
+					log,
+				});
 				const row = searchRow("", bare, rg.ok, "");
 				context.push({
 					...row,
@@ -638,10 +644,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			const floor = floorScanArgs(runtime);
 			const textDir = projectionDir(cliWs);
 			if (timed.ours.length > 0 && floor && existsSync(textDir)) {
-				// (`searchVsRg` hands its runner a search's arguments: the query is the second.)
-				const scan = (a: readonly string[]) =>
-					runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(a[1] ?? "").folded, BYTE_SEARCH_WASM], { cwd: ROOT });
-				const bare = searchVsRg(queries, cliWs, sessionsDir, { pbot: scan, rgRun, rg: rg.ok, log });
+				const scan = (q: string) => runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(q).folded, BYTE_SEARCH_WASM], { cwd: ROOT });
+				const bare = searchVsRg(queries, sessionsDir, { search: scan, rgRun, rg: rg.ok, log });
 				context.push({
 					...searchRow("", bare, rg.ok, ""),
 					measure: `the floor of a search process over this design (\`bench/floorScan.cts\`: Node's start, a listing and a \`stat\` per session file, the pack's index, each session's projection (pack entry or file) read to the end of its folded text and searched with pbot's byte search; no freshness check, ranking or snippets), the same queries`,
@@ -651,7 +655,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			const rssRuns = tiny ? 2 : 6;
 			const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / rssRuns)) === 0).slice(0, rssRuns);
 			const peaks = sample
-				.map((q) => pbot(["search", q, ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true }))
+				.map((q) => pbot(searchArgs(q, cliWs, sessionsDir), { rss: true }))
 				.filter((r) => r.code === 0 && r.peakRss !== undefined)
 				.map((r) => r.peakRss as number);
 			const rssLabel = `peak RSS of a \`pbot-history search\` process, highest of ${sample.length} queries`;
@@ -691,7 +695,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			// Context only: fewer queries below the large preset, and 3 when one search takes long.
 			const large = preset.name === "large";
 			const qs = buildQueries(readArchives(ws, { maxFiles: 40 }).texts, large ? 12 : tiny ? 4 : 6, "queries-nodes");
-			const timed = searchVsRg(qs, ws, dir, { pbot, rgRun, rg: rg.ok, log, slowMs: large ? 60_000 : 3_000 });
+			const timed = searchVsRg(qs, dir, { search: (q) => pbot(searchArgs(q, ws, dir)), rgRun, rg: rg.ok, log, slowMs: large ? 60_000 : 3_000 });
 			const row = searchRow(measure, timed, rg.ok, "");
 			context.push({ ...row, met: "—" });
 			if (timed.ours.length > 0) notes.push(searchNote(`Search ${count(nodes)} nodes`, timed));
