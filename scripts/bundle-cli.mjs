@@ -39,7 +39,7 @@ const lazyChildProcess = {
 await esmBundle({ entry: { main: "dist/cli/main.js" }, outdir: "dist/cli-bundle", inline, plugins: [lazyChildProcess] });
 
 /**
- * The query commands' script (`src/cli/queryScript.ts`): the same CLI as one CommonJS file, run
+ * The CLI's code-cached script (`src/cli/launch.ts`): the same CLI as one CommonJS file, run
  * through `node:vm` with a V8 code cache. `import.meta.url` is the script's own URL, passed in by
  * its loader. Its internal lazy imports stay lazy (each module is initialised when first
  * imported), and Node's `require` loads the packages left outside.
@@ -47,7 +47,7 @@ await esmBundle({ entry: { main: "dist/cli/main.js" }, outdir: "dist/cli-bundle"
 await build({
 	...bundleOptions({ inline, plugins: [lazyChildProcess] }),
 	entryPoints: ["dist/cli/main.js"],
-	outfile: "dist/cli-bundle/query.cjs",
+	outfile: "dist/cli-bundle/cli.cjs",
 	format: "cjs",
 	define: { "import.meta.url": "__pbotImportMetaUrl" },
 	// Without comments and indentation, and ASCII only: every query process reads and decodes the
@@ -57,11 +57,11 @@ await build({
 });
 
 /**
- * The bin's launcher (`src/cli/queryScript.ts` as CommonJS): the bin is a CommonJS file, so a query
+ * The bin's launcher (`src/cli/launch.ts` as CommonJS): the bin is a CommonJS file, so a query
  * process never sets up Node's ES module loader. `import.meta.url` is the launcher's own URL.
  */
 await build({
-	entryPoints: ["dist/cli/queryScript.js"],
+	entryPoints: ["dist/cli/launch.js"],
 	outfile: "dist/cli-bundle/launch.cjs",
 	bundle: true,
 	platform: "node",

@@ -1,6 +1,6 @@
 /**
- * Makes the V8 code cache of the query commands' script (`dist/cli-bundle/query.cjs`, see
- * `src/cli/queryScript.ts`). Run by `scripts/bundle-cli.mjs` in a process of its own, so the cache
+ * Makes the V8 code cache of the CLI's code-cached script (`dist/cli-bundle/cli.cjs`, see
+ * `src/cli/launch.ts`). Run by `scripts/bundle-cli.mjs` in a process of its own, so the cache
  * is made by a plain `node`, as the bin runs.
  *
  * The cache holds what V8 compiled up to the moment it is made, so it is made after the script ran
@@ -18,18 +18,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { buildMark, cacheHeader, loadQueryScript, QUERY_CACHE, QUERY_SCRIPT } = await import(join(root, "dist", "cli", "queryScript.js"));
+const { buildMark, cacheHeader, loadCliScript, CLI_SCRIPT_CACHE, CLI_SCRIPT } = await import(join(root, "dist", "cli", "launch.js"));
 
 const id = randomBytes(16).toString("hex");
-appendFileSync(QUERY_SCRIPT, buildMark(id));
+appendFileSync(CLI_SCRIPT, buildMark(id));
 
 const workspace = mkdtempSync(join(tmpdir(), "pbot-code-cache-"));
 try {
 	const where = ["-w", workspace, "-s", join(root, "fixtures", "sessions"), "--agent-dir", join(workspace, "agent")];
 	execFileSync(process.execPath, [join(root, "bin", "pbot-history.cjs"), "ingest", ...where], { stdio: "ignore" });
 
-	const query = loadQueryScript(null);
-	if (!query) throw new Error(`${QUERY_SCRIPT} is missing`);
+	const query = loadCliScript(null);
+	if (!query) throw new Error(`${CLI_SCRIPT} is missing`);
 	let out = "";
 	const io = { stdout: (t) => void (out += `${t}\n`), stderr: () => undefined, cwd: workspace, color: false };
 	const run = async (argv) => {
@@ -50,10 +50,10 @@ try {
 	await run(["ingest", ...where]);
 	await run(["ingest", "--json", ...where]);
 
-	const made = `${QUERY_CACHE}.${process.pid}.tmp`;
+	const made = `${CLI_SCRIPT_CACHE}.${process.pid}.tmp`;
 	const data = query.script.createCachedData();
 	writeFileSync(made, Buffer.concat([Buffer.from(`${cacheHeader(id, data.length)}\n`, "latin1"), data]));
-	renameSync(made, QUERY_CACHE);
+	renameSync(made, CLI_SCRIPT_CACHE);
 } finally {
 	rmSync(workspace, { recursive: true, force: true });
 }

@@ -104,12 +104,12 @@ describe("pbot-history start-up", () => {
 		}
 	});
 
-	it("the bundled bin loads a few chunks of its own, or the query script, and none of the packages a command does not need", async () => {
+	it("the bundled bin loads a few chunks of its own, or the code-cached script, and none of the packages a command does not need", async () => {
 		const help = await loadedBy(["--help"], {}, "bin");
 		const sessions = await loadedBy(["sessions", "-w", dir, "--agent-dir", join(dir, "agent")], {}, "bin");
-		// --help from the ES module bundle; a query from the code-cached script (`queryScript.ts`), read as
+		// --help from the ES module bundle; a query from the code-cached script (`launch.ts`), read as
 		// a file and run through node:vm, so neither the bundle nor any of its chunks is imported: only
-		// the bin's launcher (`queryScript.ts` as CommonJS) is.
+		// the bin's launcher (`launch.ts` as CommonJS) is.
 		expect(loads(help, "/dist/cli-bundle/main.js")).toBe(true);
 		expect(sessions.filter((m) => m.includes("/dist/"))).toEqual([expect.stringContaining("/dist/cli-bundle/launch.cjs")]);
 		for (const modules of [help, sessions]) {
@@ -177,7 +177,7 @@ describe("pbot-history start-up", () => {
 		await exec(process.execPath, ["bin/pbot-history.cjs", "ingest", ...args], { cwd: process.cwd() });
 		for (const command of [["sessions"], ["search", "owner"], ["search", "owner", "--json"]]) {
 			const builtins = await builtinsLoadedBy(dir, [...command, ...args]);
-			// (The recorder works: the query script is run through node:vm.)
+			// (The recorder works: the code-cached script is run through node:vm.)
 			expect(builtins, command.join(" ")).toContain("node:vm");
 			// (Nor `fs/promises`, which storage reaches through `fs.promises` when it first writes, nor
 			// `perf_hooks`, which the global `performance` loads: the time slices use `process.hrtime`.)

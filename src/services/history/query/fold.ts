@@ -27,7 +27,7 @@ export interface FoldedText {
 	readonly expansions?: Uint32Array;
 }
 
-/** Final sigma (ς, U+03C2), folded as σ. Escaped: the query script is ASCII only (`scripts/bundle-cli.mjs`). */
+/** Final sigma (ς, U+03C2), folded as σ. Escaped: the CLI's code-cached script is ASCII only (`scripts/bundle-cli.mjs`). */
 const FINAL_SIGMA = /\u03c2/g;
 /** Texts that change length are lowercased in blocks of about this many code units. */
 const BLOCK = 256;

@@ -1,7 +1,7 @@
 /**
  * How the bin starts a command. The query commands (`sessions`, `search`, `read`: what people run
  * most, and what the agent runs), and `ingest` and `rebuild`, come from one CommonJS script of the whole CLI,
- * `dist/cli-bundle/query.cjs`, compiled with a V8 code cache the build made by running those
+ * `dist/cli-bundle/cli.cjs`, compiled with a V8 code cache the build made by running those
  * queries and an `ingest` that finds nothing changed (`scripts/cli-code-cache.mjs`): V8 then
  * neither parses the script nor compiles the functions they call, which had cost a query process ≈ 20–35 ms of its ≈ 250–330 ms on the
  * bench's history (whole processes, alternating). Node 20 keeps no compile cache of its own for ES
@@ -36,15 +36,15 @@ export const SCRIPT_COMMANDS: ReadonlySet<string> = new Set(["sessions", "search
 
 const bundleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "cli-bundle");
 /** The whole CLI as one CommonJS script (`scripts/bundle-cli.mjs`), its last line naming its build. */
-export const QUERY_SCRIPT = join(bundleDir, "query.cjs");
-/** `<build id> <bytes>\n`, then that many bytes of V8's code cache for that build of `QUERY_SCRIPT`. */
-export const QUERY_CACHE = join(bundleDir, "query.cache");
+export const CLI_SCRIPT = join(bundleDir, "cli.cjs");
+/** `<build id> <bytes>\n`, then that many bytes of V8's code cache for that build of `CLI_SCRIPT`. */
+export const CLI_SCRIPT_CACHE = join(bundleDir, "cli.cache");
 
 /** What the script's last line says: `//# pbot-build <id>`. */
 const BUILD_MARK = "//# pbot-build ";
 
 /** The script loaded, and what became of its cache. */
-export interface QueryScript {
+export interface CliScript {
 	readonly runCli: RunCli;
 	/** `accepted` by V8; `rejected` by V8 (another Node, other flags); `none`: no cache for this build. */
 	readonly cache: "accepted" | "rejected" | "none";
@@ -57,24 +57,24 @@ export interface QueryScript {
  * for its build (`cacheFile`; `null`: compiled without one); `undefined` when there is no script
  * (an unbundled build).
  */
-export function loadQueryScript(cacheFile: string | null = QUERY_CACHE): QueryScript | undefined {
+export function loadCliScript(cacheFile: string | null = CLI_SCRIPT_CACHE): CliScript | undefined {
 	let source: string;
 	try {
-		source = readFileSync(QUERY_SCRIPT, "utf8");
+		source = readFileSync(CLI_SCRIPT, "utf8");
 	} catch {
 		return undefined;
 	}
 	const cachedData = cacheFile === null ? undefined : cacheFor(cacheFile, buildOf(source));
 	// The same wrapper whenever the script is compiled: a cache is of the exact source V8 compiled.
 	const script = new Script(`(function (exports, require, module, __filename, __dirname, __pbotImportMetaUrl) {${source}\n})`, {
-		filename: QUERY_SCRIPT,
+		filename: CLI_SCRIPT,
 		...(cachedData ? { cachedData } : {}),
 	});
 	const module = { exports: {} as { runCli?: RunCli } };
 	const body = script.runInThisContext() as (...args: unknown[]) => void;
-	body(module.exports, createRequire(QUERY_SCRIPT), module, QUERY_SCRIPT, bundleDir, pathToFileURL(QUERY_SCRIPT).href);
+	body(module.exports, createRequire(CLI_SCRIPT), module, CLI_SCRIPT, bundleDir, pathToFileURL(CLI_SCRIPT).href);
 	const runCli = module.exports.runCli;
-	if (typeof runCli !== "function") throw new Error(`${QUERY_SCRIPT} does not define runCli: build again (npm run build)`);
+	if (typeof runCli !== "function") throw new Error(`${CLI_SCRIPT} does not define runCli: build again (npm run build)`);
 	return { runCli, cache: cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted", script };
 }
 
@@ -91,8 +91,8 @@ export async function runBin(argv: readonly string[]): Promise<void> {
 /** The CLI entry for `argv`: the code-cached script for the commands it serves (`SCRIPT_COMMANDS`), else the ES module bundle. */
 export async function cliFor(argv: readonly string[]): Promise<RunCli> {
 	if (SCRIPT_COMMANDS.has(argv[0] ?? "")) {
-		const query = loadQueryScript();
-		if (query) return query.runCli;
+		const script = loadCliScript();
+		if (script) return script.runCli;
 	}
 	const main = (await import(pathToFileURL(join(bundleDir, "main.js")).href)) as { runCli: RunCli };
 	return main.runCli;

@@ -1,5 +1,5 @@
 /**
- * The query commands run from the code-cached CommonJS script (`src/cli/queryScript.ts`): the build
+ * The query commands run from the code-cached CommonJS script (`src/cli/launch.ts`): the build
  * made a cache V8 takes, the bin's queries answer exactly as the ES module bundle does, and a cache
  * that is not the script's (another build, cut short, missing, other V8 flags) changes nothing but
  * the speed. Checked on the
@@ -45,30 +45,30 @@ const esm = (argv: readonly string[]) =>
 		"--",
 		...argv,
 	]);
-/** `loadQueryScript(cacheFile)` in a process of its own: what became of the cache, and `argv`'s exit code. */
+/** `loadCliScript(cacheFile)` in a process of its own: what became of the cache, and `argv`'s exit code. */
 async function loaded(
 	cacheFile: string | null,
 	argv: readonly string[],
 	flags: readonly string[] = [],
 ): Promise<{ cache: string; code: number; stdout: string }> {
 	const program = `
-		const { loadQueryScript } = await import("./dist/cli/queryScript.js");
+		const { loadCliScript } = await import("./dist/cli/launch.js");
 		const args = JSON.parse(process.argv[1]);
-		const query = loadQueryScript(args.cacheFile);
+		const script = loadCliScript(args.cacheFile);
 		let out = "";
-		const code = await query.runCli(args.argv, { stdout: (t) => void (out += t + "\\n"), stderr: () => {}, cwd: process.cwd(), color: false });
-		process.stdout.write(JSON.stringify({ cache: query.cache, code, stdout: out }));
+		const code = await script.runCli(args.argv, { stdout: (t) => void (out += t + "\\n"), stderr: () => {}, cwd: process.cwd(), color: false });
+		process.stdout.write(JSON.stringify({ cache: script.cache, code, stdout: out }));
 	`;
 	const run = await node([...flags, "--input-type=module", "-e", program, JSON.stringify({ cacheFile, argv })]);
 	expect(run.code, run.stderr).toBe(0);
 	return JSON.parse(run.stdout) as { cache: string; code: number; stdout: string };
 }
 
-describe("the query commands' code-cached script", () => {
+describe("the CLI's code-cached script (queries, ingest, rebuild)", () => {
 	let dir: string;
 	let where: string[];
 	beforeAll(async () => {
-		dir = await mkdtemp(join(tmpdir(), "pbot-query-script-"));
+		dir = await mkdtemp(join(tmpdir(), "pbot-cli-script-"));
 		where = ["-w", dir, "-s", SAMPLE, "--agent-dir", join(dir, "agent")];
 		const ingest = await bin(["ingest", ...where]);
 		expect(ingest.code, ingest.stderr).toBe(0);
@@ -78,12 +78,12 @@ describe("the query commands' code-cached script", () => {
 	});
 
 	it("is compiled with the cache the build made for it", async () => {
-		const run = await loaded(join(ROOT, "dist", "cli-bundle", "query.cache"), ["sessions", ...where]);
+		const run = await loaded(join(ROOT, "dist", "cli-bundle", "cli.cache"), ["sessions", ...where]);
 		expect(run.cache).toBe("accepted");
 		expect(run.code).toBe(0);
 		expect(run.stdout).toContain("Sessions 1–");
 		// ASCII only (a one-byte string: decoded and compiled from its cache at once), without comments.
-		const source = await readFile(join(ROOT, "dist", "cli-bundle", "query.cjs"));
+		const source = await readFile(join(ROOT, "dist", "cli-bundle", "cli.cjs"));
 		expect(source.findIndex((byte) => byte > 0x7f)).toBe(-1);
 		expect(source.includes("/**")).toBe(false);
 	});
@@ -146,7 +146,7 @@ describe("the query commands' code-cached script", () => {
 	});
 
 	it("is not offered a cache of another build, cut short or missing, and runs the same when V8 rejects one", async () => {
-		const made = await readFile(join(ROOT, "dist", "cli-bundle", "query.cache"));
+		const made = await readFile(join(ROOT, "dist", "cli-bundle", "cli.cache"));
 		const newline = made.indexOf(10);
 		const [id, length] = made.toString("latin1", 0, newline).split(" ");
 		expect(Number(length)).toBe(made.length - newline - 1);
@@ -166,7 +166,7 @@ describe("the query commands' code-cached script", () => {
 		expect(await loaded(join(dir, "missing.cache"), argv)).toEqual(expected);
 
 		// Made whole for this build, but by a process with other V8 flags than this one's.
-		const flagged = await loaded(join(ROOT, "dist", "cli-bundle", "query.cache"), argv, ["--max-old-space-size=300"]);
+		const flagged = await loaded(join(ROOT, "dist", "cli-bundle", "cli.cache"), argv, ["--max-old-space-size=300"]);
 		expect(flagged).toEqual({ ...expected, cache: "rejected" });
 		expect(id).toMatch(/^[0-9a-f]{32}$/);
 	});
