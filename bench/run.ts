@@ -467,6 +467,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const rgRun = (query: string, dir: string): ProcessRun => runProcess("rg", ["-i", "-F", "-c", "--", query, dir], { cwd: ROOT });
 	/** The workspace the CLI measures run on: the raw history's archives, made by `pbot-history ingest`. */
 	const cliWs = work("cli");
+	// A workspace is a folder that exists: pbot makes its `.pi/pbot` there, never the workspace itself.
+	mkdirSync(cliWs, { recursive: true });
 	const sessionArgs = (ws: string, dir: string) => ["--workspace", ws, "--sessions", dir];
 	/** `pbot-history search <query> --json` over a workspace and its session folder. */
 	const searchArgs = (query: string, ws: string, dir: string) => ["search", query, ...sessionArgs(ws, dir), "--json"];
@@ -479,6 +481,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		cliCold = [];
 		for (let r = 0; r < n; r++) {
 			rmSync(cliWs, { recursive: true, force: true });
+			mkdirSync(cliWs, { recursive: true });
 			spawnSync("sync");
 			// The preload only writes the peak RSS at exit: nothing to time.
 			const run = pbot(["ingest", ...sessionArgs(cliWs, sessionsDir), "--json"], { rss: true });
@@ -676,6 +679,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		for (const nodes of chosen) {
 			const dir = join(dataDir, `search-${nodes}`);
 			const ws = work(`search-${nodes}`);
+			mkdirSync(ws, { recursive: true });
 			const { bytes, files } = folderOf(manifest, nodes);
 			const ingest = pbot(["ingest", ...sessionArgs(ws, dir), "--json"], { rss: true });
 			log(`  ${count(nodes)} nodes: \`ingest\` ${ingest.code === 0 ? ms(ingest.ms) : failure(ingest)}`);

@@ -15,7 +15,7 @@ import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 /** The history service of the workspace the options name. */
 export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistoryService {
 	return openWorkspaceHistory({
-		workspace: workspaceOf(opts, cwd),
+		workspace: workspaceFolder(opts, cwd),
 		...(opts.sessions ? { sessionDirs: sessionFolders(opts.sessions, cwd) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),
 	});
@@ -26,13 +26,26 @@ export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistorySer
  * the named folders, or else Pi's own folder for the workspace (the same rule as `openFromOptions`).
  */
 export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { discovery: DiscoveryOptions; folders: string[] } {
-	const workspace = workspaceOf(opts, cwd);
+	const workspace = workspaceFolder(opts, cwd);
 	if (opts.sessions && opts.sessions.length > 0) {
 		const folders = sessionFolders(opts.sessions, cwd);
 		return { discovery: { workspace, sessionDirs: folders }, folders };
 	}
 	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
+}
+
+/**
+ * The workspace `--workspace` names (or the current folder), which must be a folder that exists: a
+ * mistyped path is the caller's mistake (exit 2). Without this check a query or an ingest made the
+ * whole path to `.pi/pbot` and archived the sessions there, wherever the typo pointed.
+ */
+function workspaceFolder(opts: WorkspaceOptions, cwd: string): string {
+	const dir = workspaceOf(opts, cwd);
+	const stat = statSync(dir, { throwIfNoEntry: false });
+	if (!stat) throw new UsageError(`--workspace: ${opts.workspace} does not exist (make the folder first to keep a history there)`);
+	if (!stat.isDirectory()) throw new UsageError(`--workspace: ${opts.workspace} is not a folder`);
+	return dir;
 }
 
 /**

@@ -67,7 +67,7 @@ describe("pbot-history ingest", () => {
 		expect(out.join("")).toMatch(/Ingested 0 session\(s\) .*\d+ file\(s\) unchanged since they were ingested, not read/);
 	});
 
-	it("exits 1 with the failure's message when the workspace cannot be used (a file, not a folder)", async () => {
+	it("exits 2 naming the workspace when it cannot be used (a file, not a folder), and leaves the file as it was", async () => {
 		const ws = await fixtureWorkspace();
 		cleanups.push(ws.cleanup);
 		const notAFolder = join(ws.root, "a-file");
@@ -77,8 +77,8 @@ describe("pbot-history ingest", () => {
 			["search", "owner", "--workspace", notAFolder],
 		]) {
 			const { io, err } = capture(ws.root);
-			expect(await runCli(argv, io)).toBe(1);
-			expect(err.join("")).toMatch(/^pbot-history: ENOTDIR: not a directory/);
+			expect(await runCli(argv, io)).toBe(2);
+			expect(err.join("")).toBe(`pbot-history: --workspace: ${notAFolder} is not a folder`);
 		}
 		expect(await readFile(notAFolder, "utf8")).toBe("not a workspace\n");
 	});

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -175,11 +175,34 @@ describe("CLI --sessions", () => {
 	});
 });
 
+describe("CLI --workspace", () => {
+	it("exits 2 with a clear message when it names a missing path or a file, and makes nothing there", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-bad-workspace-"));
+		const sessions = join(root, "sessions");
+		await mkdir(sessions);
+		const file = join(root, "a-file");
+		await writeFile(file, "");
+		for (const [dir, why] of [
+			[join(root, "typo", "project"), "does not exist"],
+			[file, "is not a folder"],
+		] as const) {
+			for (const command of [["sessions"], ["search", "x"], ["read", "qa_x"], ["ingest"], ["rebuild"]]) {
+				const run = await cli([...command, "--workspace", dir, "--sessions", sessions, "--agent-dir", join(root, "agent")]);
+				expect(run.code, `${command[0]} ${dir}`).toBe(2);
+				expect(run.stderr).toContain(`--workspace: ${dir} ${why}`);
+			}
+		}
+		expect((await readdir(root)).sort()).toEqual(["a-file", "sessions"]);
+		await rm(root, { recursive: true, force: true });
+	});
+});
+
 describe("CLI output of archived text", () => {
 	it("shows escape sequences, bells, carriage returns and bidi overrides as visible marks, and keeps them as they were in --json", async () => {
 		const root = await mkdtemp(join(tmpdir(), "pbot-escapes-"));
 		const sessions = join(root, "sessions");
 		await mkdir(sessions, { recursive: true });
+		await mkdir(join(root, "ws"));
 		const id = "0190aaaa-0000-7000-8000-0000000000e5";
 		const hostile = "Rename \u001b]0;pwned\u0007 the \u001b[2J file\r\u001b]8;;https://evil.example\u001b\\link\u001b]8;;\u001b\\ to \u202egnp.exe please";
 		await writeFile(

@@ -61,6 +61,7 @@ describe("writeArchive", () => {
 		// lock (a rename would have replaced the winner's summary). Twenty rounds, each a new folder.
 		for (let round = 0; round < 20; round++) {
 			const ws = join(workspace, `round-${round}`);
+			await mkdir(ws);
 			await Promise.all(ids.map((_, i) => writeArchive(ws, withReady(base, i, `summary ${i}`))));
 			const onDisk = await readArchive(ws, base.session.sessionId);
 			const texts = Object.values(onDisk!.summaries)

@@ -129,6 +129,29 @@ describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 	}
 });
 
+describe("a workspace that does not exist", () => {
+	it("is never made: queries and an ingest fail naming it, and nothing appears at its path or above it", { timeout: 30_000 }, async () => {
+		const ws = await fixtureWorkspace(["tools-thinking"]);
+		cleanups.push(ws.workspace);
+		// A mistyped workspace two folders below one that exists: `mkdir -p` of `.pi/pbot` made all three.
+		const missing = join(ws.workspace, "typo", "project");
+		const open = () => openWorkspaceHistory({ workspace: missing, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
+		const named = /typo\/project is not an existing folder/;
+		await expect(open().search({ query: "the" })).rejects.toThrow(named);
+		await expect(open().sessions()).rejects.toThrow(named);
+		const report = await open()
+			.ingest()
+			.catch((err: Error) => ({ warnings: [err.message] }));
+		expect(report.warnings.join("\n")).toMatch(named);
+		expect(lstatSync(join(ws.workspace, "typo"), { throwIfNoEntry: false })).toBeUndefined();
+		// The same workspace once it exists: the history is made in it as usual.
+		execFileSync("mkdir", ["-p", missing]);
+		const found = await open().search({ query: "the" });
+		expect(found.total).toBeGreaterThan(0);
+		expect(lstatSync(join(missing, ".pi", "pbot", ".gitignore")).isFile()).toBe(true);
+	});
+});
+
 describe("a session folder that cannot be read", () => {
 	it("is named in a warning and left out; the other folders' sessions are served (no query fails)", { timeout: 30_000 }, async () => {
 		const ws = await fixtureWorkspace(KEYS);

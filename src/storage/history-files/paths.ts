@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync, promises as fsp } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync, promises as fsp } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /**
@@ -27,7 +27,7 @@ export async function pathExists(path: string): Promise<boolean> {
  */
 export const PBOT_GITIGNORE = "# pbot history can hold pasted secrets: nothing here is committed. Delete this file to opt in to committing it.\n*\n";
 
-/** `.pi/pbot` (or a folder in it) is a link, not a folder, or resolves outside its workspace. */
+/** `.pi/pbot` (or a folder in it) is a link, not a folder, or resolves outside its workspace; or the workspace is no folder to make it in. */
 export class UnsafePbotFolderError extends Error {
 	override readonly name = "UnsafePbotFolderError";
 }
@@ -42,7 +42,11 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	const workspace = dirname(dirname(resolve(pbotDir)));
 	for (const folder of dir === pbotDir ? [pbotDir] : [pbotDir, dir]) {
 		const s = lstatSync(folder, { throwIfNoEntry: false });
-		if (!s) return;
+		if (!s) {
+			// No history yet: fine in a workspace, an error where there is no workspace to keep one in.
+			if (folder === pbotDir && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw noWorkspace(workspace);
+			return;
+		}
 		if (s.isSymbolicLink())
 			throw new UnsafePbotFolderError(`${folder} is a symbolic link: pbot keeps history only in a real folder inside the workspace (remove the link)`);
 		if (!s.isDirectory()) throw new UnsafePbotFolderError(`${folder} is not a folder (remove it)`);
@@ -54,6 +58,11 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 		throw new UnsafePbotFolderError(`${pbotDir} resolves to ${real}, outside the workspace: pbot neither reads nor writes there`);
 }
 
+/** The workspace named is not a folder: pbot makes its `.pi/pbot` in one, and never the workspace itself. */
+function noWorkspace(workspace: string): UnsafePbotFolderError {
+	return new UnsafePbotFolderError(`${workspace} is not an existing folder: pbot makes its .pi/pbot inside a workspace, never the workspace itself`);
+}
+
 /**
  * Makes a folder under the workspace's `.pi/pbot` (`dir`, or `pbotDir` itself), after checking
  * that what is there is safe (`checkPbotFolder`). When `.pi/pbot` is made here, its `.gitignore`
@@ -62,7 +71,17 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 export function makePbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	checkPbotFolder(pbotDir, dir);
 	if (!existsSync(pbotDir)) {
-		mkdirSync(pbotDir, { recursive: true });
+		// `.pi`, then `.pi/pbot`, each alone: never the workspace or a folder above it. A workspace
+		// path that names nothing (a typo, a folder removed meanwhile) is an error, not a new tree.
+		for (const folder of [dirname(pbotDir), pbotDir]) {
+			try {
+				mkdirSync(folder);
+			} catch (err) {
+				const code = (err as NodeJS.ErrnoException).code;
+				if (code === "ENOENT" || code === "ENOTDIR") throw noWorkspace(dirname(dirname(resolve(pbotDir))));
+				if (code !== "EEXIST") throw err;
+			}
+		}
 		try {
 			writeFileSync(join(pbotDir, ".gitignore"), PBOT_GITIGNORE, { flag: "wx" });
 		} catch (err) {
