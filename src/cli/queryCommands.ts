@@ -9,12 +9,30 @@
  */
 import type { Command } from "commander";
 import type { ReadParams, SearchParams, SessionsParams } from "../services/history/query/index.ts";
+import type { HistoryService } from "../services/history/service/historyService.ts";
 import { addWorkspaceOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** What an action needs, loaded when it runs. */
 async function load() {
-	const [{ openFromOptions }, format] = await Promise.all([import("./workspaceService.ts"), import("./queryFormat.ts")]);
-	return { openFromOptions, ...format };
+	const [{ openFromOptions, sessionFoldersOf }, format] = await Promise.all([import("./workspaceService.ts"), import("./queryFormat.ts")]);
+	return { openFromOptions, sessionFoldersOf, ...format };
+}
+
+/**
+ * Below an empty answer in text: when the workspace has no session at all, where they were looked
+ * for (`formatEmptyHistory`); nothing when the history has sessions (the filters or the words
+ * found nothing) or the answer has any.
+ */
+async function emptyHistoryNote(
+	loaded: Awaited<ReturnType<typeof load>>,
+	service: HistoryService,
+	opts: WorkspaceOptions,
+	cwd: string,
+	total: number,
+): Promise<string> {
+	if (total > 0 || (await service.sessions({ limit: 0 })).total > 0) return "";
+	const { workspace, folders } = loaded.sessionFoldersOf(opts, cwd);
+	return `\n\n${loaded.formatEmptyHistory(workspace, folders, (opts.sessions?.length ?? 0) > 0)}`;
 }
 
 /** What the query commands need of the CLI's I/O. */
@@ -80,11 +98,12 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 	addFilterFlags(addWorkspaceOptions(program.command("sessions"), io.cwd))
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
-			const { openFromOptions, formatSessions } = await load();
-			const service = openFromOptions(opts, io.cwd);
+			const loaded = await load();
+			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			print(opts.json, result, () => formatSessions(result));
+			const note = opts.json ? "" : await emptyHistoryNote(loaded, service, opts, io.cwd, result.total);
+			print(opts.json, result, () => loaded.formatSessions(result) + note);
 		});
 
 	addFilterFlags(addWorkspaceOptions(program.command("search"), io.cwd))
@@ -92,11 +111,12 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.argument("<text>", "the text to find (quote it; surrounding spaces are ignored)")
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
-			const { openFromOptions, formatSessions, formatSearch } = await load();
-			const service = openFromOptions(opts, io.cwd);
+			const loaded = await load();
+			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			print(opts.json, result, () => (result.kind === "sessions" ? formatSessions(result) : formatSearch(result, { color: io.color })));
+			const note = opts.json ? "" : await emptyHistoryNote(loaded, service, opts, io.cwd, result.total);
+			print(opts.json, result, () => (result.kind === "sessions" ? loaded.formatSessions(result) : loaded.formatSearch(result, { color: io.color })) + note);
 		});
 
 	addWorkspaceOptions(program.command("read"), io.cwd)

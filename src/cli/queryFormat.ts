@@ -33,6 +33,20 @@ function pagingNotes(result: { nextOffset: number | null; clamped: boolean; limi
 	return notes;
 }
 
+/**
+ * What a person reads under an empty answer when the workspace has no sessions at all: which
+ * workspace, and where its sessions were looked for. A first run in the wrong folder otherwise
+ * only says "No sessions found." (`named`: the folders came from `--sessions`).
+ */
+export function formatEmptyHistory(workspace: string, folders: readonly { readonly path: string; readonly exists: boolean }[], named: boolean): string {
+	const where = folders.map((f) => `${f.path}${f.exists ? "" : " (not there)"}`).join(", ");
+	if (named) return `The history of ${workspace} is empty: no Pi session files in ${where}.`;
+	return [
+		`The history of ${workspace} is empty: Pi keeps this folder's sessions in ${where}.`,
+		"Run pbot-history in the folder Pi ran in (or pass --workspace DIR), or read session files from other folders with --sessions DIR.",
+	].join("\n");
+}
+
 export function formatSessions(result: SessionListResult): string {
 	if (result.total === 0) return "No sessions found.";
 	const rows = result.sessions.map((s) => [

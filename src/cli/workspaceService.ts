@@ -35,6 +35,15 @@ export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { dis
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
 }
 
+/** The folders whose session files make the workspace's history (`discoveryFromOptions`), each with whether it is there. */
+export function sessionFoldersOf(opts: WorkspaceOptions, cwd: string): { workspace: string; folders: { path: string; exists: boolean }[] } {
+	const { discovery, folders } = discoveryFromOptions(opts, cwd);
+	return {
+		workspace: discovery.workspace,
+		folders: folders.map((path) => ({ path, exists: statSync(path, { throwIfNoEntry: false })?.isDirectory() === true })),
+	};
+}
+
 /**
  * The workspace `--workspace` names (or the current folder), which must be a folder that exists: a
  * mistyped path is the caller's mistake (exit 2). Without this check a query or an ingest made the

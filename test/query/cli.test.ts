@@ -137,6 +137,32 @@ describe("CLI sessions | search | read", () => {
 		expect(json.code).toBe(0);
 		expect(JSON.parse(json.stdout)).toMatchObject({ kind: "hits", total: 0, groups: [] });
 	});
+
+	it("says where it looked when the workspace has no session at all, and only then", async () => {
+		const workspace = await mkdtemp(join(tmpdir(), "pbot-cli-nothing-"));
+		const agentDir = join(workspace, "agent");
+		// Pi's own folder for the workspace (no --sessions), which Pi has not made.
+		const piFolder = join(agentDir, "sessions", `--${workspace.replace(/^\//, "").replace(/\//g, "-")}--`);
+		for (const command of [["sessions"], ["search", "owner"]]) {
+			const run = await cli([...command, "--workspace", workspace, "--agent-dir", agentDir]);
+			expect(run.code).toBe(0);
+			expect(run.stdout).toContain(`The history of ${workspace} is empty: Pi keeps this folder's sessions in ${piFolder} (not there).`);
+			expect(run.stdout).toContain("--sessions DIR");
+		}
+		// Folders named with --sessions, one empty and one missing.
+		await mkdir(join(workspace, "empty"));
+		const named = await cli(["search", "owner", "--workspace", workspace, "--sessions", join(workspace, "empty"), "--agent-dir", agentDir]);
+		expect(named.stdout).toContain(`The history of ${workspace} is empty: no Pi session files in ${join(workspace, "empty")}.`);
+		// JSON is the service's answer alone; a history with sessions gets no note, whatever the words found.
+		const json = await cli(["search", "owner", "--workspace", workspace, "--agent-dir", agentDir, "--json"]);
+		expect(JSON.parse(json.stdout)).toMatchObject({ kind: "hits", total: 0 });
+		const { workspace: full, sessions } = await fixtureWorkspace(["tools-thinking"]);
+		const none = await cli(["search", "zqxjv-nowhere", "--workspace", full, "--sessions", sessions, "--agent-dir", agentDir]);
+		expect(none.stdout).toContain('No hits for "zqxjv-nowhere"');
+		expect(none.stdout).not.toContain("history of");
+		await rm(workspace, { recursive: true, force: true });
+		await rm(full, { recursive: true, force: true });
+	});
 });
 
 describe("pbot-history demo", () => {
