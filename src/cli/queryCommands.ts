@@ -31,8 +31,7 @@ async function emptyHistoryNote(
 	total: number,
 ): Promise<string> {
 	if (total > 0 || (await service.sessions({ limit: 0 })).total > 0) return "";
-	const { workspace, folders } = loaded.sessionFoldersOf(opts, cwd);
-	return `\n\n${loaded.formatEmptyHistory(workspace, folders, (opts.sessions?.length ?? 0) > 0)}`;
+	return `\n\n${loaded.formatEmptyHistory(loaded.sessionFoldersOf(opts, cwd), (opts.sessions?.length ?? 0) > 0)}`;
 }
 
 /** What the query commands need of the CLI's I/O. */

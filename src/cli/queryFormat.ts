@@ -7,6 +7,7 @@ import { formatRange, formatTime, oneLine } from "../services/history/query/inde
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { printable, table } from "./format.ts";
 import { markedSnippet } from "../services/history/query/printable.ts";
+import type { LookedIn } from "./workspaceService.ts";
 
 export interface FormatOptions {
 	/** ANSI highlighting (bold + inverse) of matches. */
@@ -38,13 +39,37 @@ function pagingNotes(result: { nextOffset: number | null; clamped: boolean; limi
  * workspace, and where its sessions were looked for. A first run in the wrong folder otherwise
  * only says "No sessions found." (`named`: the folders came from `--sessions`).
  */
-export function formatEmptyHistory(workspace: string, folders: readonly { readonly path: string; readonly exists: boolean }[], named: boolean): string {
-	const where = folders.map((f) => `${f.path}${f.exists ? "" : " (not there)"}`).join(", ");
-	if (named) return `The history of ${workspace} is empty: no Pi session files in ${where}.`;
-	return [
-		`The history of ${workspace} is empty: Pi keeps this folder's sessions in ${where}.`,
-		"Run pbot-history in the folder Pi ran in (or pass --workspace DIR), or read session files from other folders with --sessions DIR.",
-	].join("\n");
+export function formatEmptyHistory(
+	looked: { readonly workspace: string; readonly folders: readonly LookedIn[]; readonly above?: string },
+	named: boolean,
+): string {
+	const { workspace, folders, above } = looked;
+	// What is in each folder: nothing, or files that gave no session of this workspace (named
+	// folders take every file; Pi's own folder only those whose working directory is this one).
+	const state = (f: LookedIn) =>
+		!f.exists
+			? " (not there)"
+			: f.files === 0
+				? ""
+				: ` (${f.files} .jsonl file(s) there, ${named ? "none holding a session" : "none of this folder"})`;
+	const where = folders.map((f) => `${f.path}${state(f)}`).join(", ");
+	const lines = named
+		? [`The history of ${workspace} is empty: no Pi sessions in ${where}.`]
+		: [
+				`The history of ${workspace} is empty: Pi keeps this folder's sessions in ${where}.`,
+				above
+					? `Pi has sessions for ${above}, a folder above this one: run pbot-history there, or pass --workspace ${above}.`
+					: "Run pbot-history in the folder Pi ran in (or pass --workspace DIR), or read session files from other folders with --sessions DIR.",
+			];
+	// `--sessions ~/.pi/agent/sessions`: the folder of every workspace's folder, read as one.
+	for (const f of folders) {
+		if (f.insideCount === 0) continue;
+		const more = f.insideCount > f.inside.length ? `, … (${f.insideCount} in all)` : "";
+		lines.push(
+			`${f.path} holds no session files itself, but ${f.insideCount === 1 ? "a folder in it does" : `${f.insideCount} folders in it do`}: Pi keeps each workspace's sessions in a folder of its own. Name the one to read: ${f.inside.join(", ")}${more}.`,
+		);
+	}
+	return lines.join("\n");
 }
 
 export function formatSessions(result: SessionListResult): string {

@@ -1,11 +1,11 @@
-import { mkdtemp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runCli, type CliIo } from "../../src/cli/main.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { ReadResult, SearchResult, SessionListResult } from "../../src/services/history/query/types.ts";
-import { fixtureSessionId, fixtureWorkspace } from "./helpers.ts";
+import { fixtureFile, fixtureSessionId, fixtureWorkspace } from "./helpers.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
 
 interface Run {
@@ -141,6 +141,7 @@ describe("CLI sessions | search | read", () => {
 	it("says where it looked when the workspace has no session at all, and only then", async () => {
 		const workspace = await mkdtemp(join(tmpdir(), "pbot-cli-nothing-"));
 		const agentDir = join(workspace, "agent");
+		const sessions0 = await fixtureWorkspace(["tools-thinking"]);
 		// Pi's own folder for the workspace (no --sessions), which Pi has not made.
 		const piFolder = join(agentDir, "sessions", `--${workspace.replace(/^\//, "").replace(/\//g, "-")}--`);
 		for (const command of [["sessions"], ["search", "owner"]]) {
@@ -152,16 +153,25 @@ describe("CLI sessions | search | read", () => {
 		// Folders named with --sessions, one empty and one missing.
 		await mkdir(join(workspace, "empty"));
 		const named = await cli(["search", "owner", "--workspace", workspace, "--sessions", join(workspace, "empty"), "--agent-dir", agentDir]);
-		expect(named.stdout).toContain(`The history of ${workspace} is empty: no Pi session files in ${join(workspace, "empty")}.`);
+		expect(named.stdout).toContain(`The history of ${workspace} is empty: no Pi sessions in ${join(workspace, "empty")}.`);
+		// Run in a subfolder of the folder Pi ran in: that folder is named.
+		await mkdir(join(workspace, "src", "deep"), { recursive: true });
+		await mkdir(piFolder, { recursive: true });
+		await cp(join(sessions0.sessions, fixtureFile("tools-thinking")), join(piFolder, fixtureFile("tools-thinking")));
+		const deep = await cli(["sessions", "--workspace", join(workspace, "src", "deep"), "--agent-dir", agentDir]);
+		expect(deep.stdout).toContain(`Pi has sessions for ${workspace}, a folder above this one: run pbot-history there, or pass --workspace ${workspace}.`);
+		// `--sessions` naming the folder of every workspace's folder (as ~/.pi/agent/sessions is).
+		const parent = await cli(["sessions", "--workspace", workspace, "--sessions", join(agentDir, "sessions"), "--agent-dir", agentDir]);
+		expect(parent.stdout).toContain(`${join(agentDir, "sessions")} holds no session files itself, but a folder in it does`);
+		expect(parent.stdout).toContain(`Name the one to read: ${piFolder}.`);
 		// JSON is the service's answer alone; a history with sessions gets no note, whatever the words found.
 		const json = await cli(["search", "owner", "--workspace", workspace, "--agent-dir", agentDir, "--json"]);
 		expect(JSON.parse(json.stdout)).toMatchObject({ kind: "hits", total: 0 });
-		const { workspace: full, sessions } = await fixtureWorkspace(["tools-thinking"]);
-		const none = await cli(["search", "zqxjv-nowhere", "--workspace", full, "--sessions", sessions, "--agent-dir", agentDir]);
+		const none = await cli(["search", "zqxjv-nowhere", "--workspace", sessions0.workspace, "--sessions", sessions0.sessions, "--agent-dir", agentDir]);
 		expect(none.stdout).toContain('No hits for "zqxjv-nowhere"');
 		expect(none.stdout).not.toContain("history of");
 		await rm(workspace, { recursive: true, force: true });
-		await rm(full, { recursive: true, force: true });
+		await rm(sessions0.workspace, { recursive: true, force: true });
 	});
 });
 
