@@ -1,5 +1,6 @@
 import type { IngestReport } from "../services/history/service/historyService.ts";
 import { historyDir } from "../storage/history-files/index.ts";
+import { emptyHistoryNote } from "./emptyHistory.ts";
 import { table } from "./format.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 import { openFromOptions } from "./workspaceService.ts";
@@ -20,6 +21,10 @@ export async function runIngestCommand(
 	const service = openFromOptions(opts, io.cwd);
 	const report = await (mode === "refresh" ? service.refresh({ checkArchives: true }) : service.ingest());
 	printIngestReport(opts, report, io);
+	if (!opts.json && report.sessions.length === 0 && report.unchangedFiles === 0) {
+		const note = await emptyHistoryNote(service, opts, io.cwd);
+		if (note !== "") io.stdout(note.slice(1));
+	}
 	const failed = ingestTotals(report).failed;
 	if (failed > 0) throw new Error(`${failed} archive write(s) failed (see the warnings): those sessions are not stored`);
 }

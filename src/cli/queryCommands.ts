@@ -9,29 +9,16 @@
  */
 import type { Command } from "commander";
 import type { ReadParams, SearchParams, SessionsParams } from "../services/history/query/index.ts";
-import type { HistoryService } from "../services/history/service/historyService.ts";
 import { addWorkspaceOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** What an action needs, loaded when it runs. */
 async function load() {
-	const [{ openFromOptions, sessionFoldersOf }, format] = await Promise.all([import("./workspaceService.ts"), import("./queryFormat.ts")]);
-	return { openFromOptions, sessionFoldersOf, ...format };
-}
-
-/**
- * Below an empty answer in text: when the workspace has no session at all, where they were looked
- * for (`formatEmptyHistory`); nothing when the history has sessions (the filters or the words
- * found nothing) or the answer has any.
- */
-async function emptyHistoryNote(
-	loaded: Awaited<ReturnType<typeof load>>,
-	service: HistoryService,
-	opts: WorkspaceOptions,
-	cwd: string,
-	total: number,
-): Promise<string> {
-	if (total > 0 || (await service.sessions({ limit: 0 })).total > 0) return "";
-	return `\n\n${loaded.formatEmptyHistory(loaded.sessionFoldersOf(opts, cwd), (opts.sessions?.length ?? 0) > 0)}`;
+	const [{ openFromOptions }, { emptyHistoryNote }, format] = await Promise.all([
+		import("./workspaceService.ts"),
+		import("./emptyHistory.ts"),
+		import("./queryFormat.ts"),
+	]);
+	return { openFromOptions, emptyHistoryNote, ...format };
 }
 
 /** What the query commands need of the CLI's I/O. */
@@ -101,7 +88,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			const note = opts.json ? "" : await emptyHistoryNote(loaded, service, opts, io.cwd, result.total);
+			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(service, opts, io.cwd);
 			print(opts.json, result, () => loaded.formatSessions(result) + note);
 		});
 
@@ -114,7 +101,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			const note = opts.json ? "" : await emptyHistoryNote(loaded, service, opts, io.cwd, result.total);
+			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(service, opts, io.cwd);
 			print(opts.json, result, () => (result.kind === "sessions" ? loaded.formatSessions(result) : loaded.formatSearch(result, { color: io.color })) + note);
 		});
 

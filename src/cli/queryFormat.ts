@@ -47,11 +47,7 @@ export function formatEmptyHistory(
 	// What is in each folder: nothing, or files that gave no session of this workspace (named
 	// folders take every file; Pi's own folder only those whose working directory is this one).
 	const state = (f: LookedIn) =>
-		!f.exists
-			? " (not there)"
-			: f.files === 0
-				? ""
-				: ` (${f.files} .jsonl file(s) there, ${named ? "none holding a session" : "none of this folder"})`;
+		!f.exists ? " (not there)" : f.files === 0 ? "" : ` (${f.files} .jsonl file(s) there, ${named ? "none holding a session" : "none of this folder"})`;
 	const where = folders.map((f) => `${f.path}${state(f)}`).join(", ");
 	const lines = named
 		? [`The history of ${workspace} is empty: no Pi sessions in ${where}.`]

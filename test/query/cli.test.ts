@@ -144,7 +144,7 @@ describe("CLI sessions | search | read", () => {
 		const sessions0 = await fixtureWorkspace(["tools-thinking"]);
 		// Pi's own folder for the workspace (no --sessions), which Pi has not made.
 		const piFolder = join(agentDir, "sessions", `--${workspace.replace(/^\//, "").replace(/\//g, "-")}--`);
-		for (const command of [["sessions"], ["search", "owner"]]) {
+		for (const command of [["sessions"], ["search", "owner"], ["ingest"]]) {
 			const run = await cli([...command, "--workspace", workspace, "--agent-dir", agentDir]);
 			expect(run.code).toBe(0);
 			expect(run.stdout).toContain(`The history of ${workspace} is empty: Pi keeps this folder's sessions in ${piFolder} (not there).`);
