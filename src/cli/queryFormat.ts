@@ -68,6 +68,16 @@ export function formatEmptyHistory(
 	return lines.join("\n");
 }
 
+/** Longest query echoed whole in a heading, in code points; a longer one (a pasted paragraph) is cut and its length said. */
+const QUERY_SHOWN = 80;
+
+/** The query as the heading shows it: quoted and escaped (a newline reads `\\n`), cut after `QUERY_SHOWN` code points. */
+export function quotedQuery(query: string): string {
+	const points = Array.from(query);
+	if (points.length <= QUERY_SHOWN) return JSON.stringify(query);
+	return `${JSON.stringify(points.slice(0, QUERY_SHOWN).join(""))}… (${points.length} characters)`;
+}
+
 export function formatSessions(result: SessionListResult): string {
 	if (result.total === 0) return "No sessions found.";
 	const rows = result.sessions.map((s) => [
@@ -107,8 +117,8 @@ export function snippetLine(hit: SearchHit, color: boolean): string {
 
 export function formatSearch(result: SearchResult, options: FormatOptions): string {
 	const count = result.groups.reduce((n, g) => n + g.hits.length, 0);
-	if (result.total === 0) return `No hits for ${JSON.stringify(result.query)}. Matching is by shared text: try another wording.`;
-	const lines = [`Hits for ${JSON.stringify(result.query)}: ${shown(result, count)} (times in UTC)`];
+	if (result.total === 0) return `No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`;
+	const lines = [`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`];
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
 		const rows = group.hits.map((h) => [h.id, formatTime(h.endedAt), printable(oneLine(h.sessionTitle, TITLE_WIDTH)), hitFlags(h)]);
