@@ -51,7 +51,9 @@ describe("CLI sessions | search | read", () => {
 		const pasted = `${"flamingo ".repeat(20)}🦩`;
 		const cut = await cli(["search", pasted, ...where]);
 		expect(cut.code).toBe(0);
-		expect(cut.stdout.split("\n")[0]).toBe(`No hits for ${JSON.stringify(Array.from(pasted).slice(0, 80).join(""))}… (181 characters). Matching is by shared text: try another wording.`);
+		expect(cut.stdout.split("\n")[0]).toBe(
+			`No hits for ${JSON.stringify(Array.from(pasted).slice(0, 80).join(""))}… (181 characters). Matching is by shared text: try another wording.`,
+		);
 		expect((JSON.parse((await cli(["search", pasted, ...where, "--json"])).stdout) as SearchResult).query).toBe(pasted);
 		const twoLines = await cli(["search", "topic-01\nx", ...where]);
 		expect(twoLines.stdout.split("\n")[0]).toBe('No hits for "topic-01\\nx". Matching is by shared text: try another wording.');
