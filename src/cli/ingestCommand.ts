@@ -11,22 +11,35 @@ export interface IngestCommandOptions extends WorkspaceOptions {
 
 /**
  * `pbot-history ingest` (`refresh`: files unchanged since they were ingested are not read) and
- * `pbot-history rebuild` (`ingest`: every file read again); prints the report.
+ * `pbot-history rebuild` (`ingest`: every file read again); prints the report. `signal` (Ctrl+C)
+ * stops it after the file being read, with what was read stored as in a whole run; says whether
+ * it was stopped so (the caller exits 130).
  */
 export async function runIngestCommand(
 	mode: "refresh" | "ingest",
 	opts: IngestCommandOptions,
 	io: { readonly stdout: (text: string) => void; readonly cwd: string },
-): Promise<void> {
+	signal?: AbortSignal,
+): Promise<boolean> {
 	const service = openFromOptions(opts, io.cwd);
-	const report = await (mode === "refresh" ? service.refresh({ checkArchives: true }) : service.ingest());
+	const report = await (mode === "refresh"
+		? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) })
+		: service.ingest(signal ? { signal } : {}));
 	printIngestReport(opts, report, io);
+	if (report.stopped !== undefined) {
+		if (!opts.json)
+			io.stdout(
+				`\nStopped: ${report.stopped} file(s) not read yet. What was read is archived and kept; ${mode === "refresh" ? "`pbot-history ingest` again reads the rest (a query does too)." : "`pbot-history rebuild` again reads every file again."}`,
+			);
+		return true;
+	}
 	if (!opts.json && report.sessions.length === 0 && report.unchangedFiles === 0) {
 		const note = await emptyHistoryNote(service, opts, io.cwd);
 		if (note !== "") io.stdout(note.slice(1));
 	}
 	const failed = ingestTotals(report).failed;
 	if (failed > 0) throw new Error(`${failed} archive write(s) failed (see the warnings): those sessions are not stored`);
+	return false;
 }
 
 /** The report as JSON (`--json`) or as a table. */

@@ -78,8 +78,22 @@ function buildProgram(io: CliIo): Command {
 		.showHelpAfterError();
 
 	const ingest = async (mode: "refresh" | "ingest", opts: IngestCommandOptions) => {
-		const { runIngestCommand } = await import("./ingestCommand.ts");
-		await runIngestCommand(mode, opts, io);
+		const controller = new AbortController();
+		// The first Ctrl+C stops after the file being read (what was read is stored, packed and
+		// checkpointed: the next run goes on from there); a second one quits at once, which loses
+		// nothing either (every write is atomic) but leaves that work to the next run.
+		const onSigint = () => {
+			if (controller.signal.aborted) process.exit(130);
+			io.stderr("pbot-history: stopping after the file being read (Ctrl+C again quits at once)");
+			controller.abort();
+		};
+		process.on("SIGINT", onSigint);
+		try {
+			const { runIngestCommand } = await import("./ingestCommand.ts");
+			if (await runIngestCommand(mode, opts, io, io.signal ?? controller.signal)) throw new Interrupted();
+		} finally {
+			process.off("SIGINT", onSigint);
+		}
 	};
 
 	addWorkspaceOptions(program.command("ingest"), io.cwd)

@@ -83,6 +83,26 @@ describe("pbot-history ingest", () => {
 		expect(await readFile(notAFolder, "utf8")).toBe("not a workspace\n");
 	});
 
+	it("stops on Ctrl+C: says so and what is left, exits 130, and the next ingest reads the rest", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const { io, out, err } = capture(ws.workspace);
+		const before = process.listenerCount("SIGINT");
+		const run = runCli(["ingest", "-w", ws.workspace, "-s", ws.sessions], io);
+		// Ctrl+C as soon as the command listens for it: before any file is read.
+		while (process.listenerCount("SIGINT") === before) await new Promise((r) => setImmediate(r));
+		process.emit("SIGINT");
+		expect(await run).toBe(130);
+		expect(err.join("\n")).toContain("pbot-history: stopping after the file being read (Ctrl+C again quits at once)");
+		expect(out.join("")).toContain("Stopped: 18 file(s) not read yet. What was read is archived and kept; `pbot-history ingest` again reads the rest");
+		expect(process.listenerCount("SIGINT")).toBe(before);
+		const again = capture(ws.workspace);
+		expect(await runCli(["ingest", "-w", ws.workspace, "-s", ws.sessions, "--json"], again.io)).toBe(0);
+		const report = JSON.parse(again.out.join(""));
+		expect(report.totals.sessions).toBe(17);
+		expect(report.stopped).toBeUndefined();
+	});
+
 	it("exits 2 with a message for an unknown option", async () => {
 		const { io, err } = capture(process.cwd());
 		expect(await runCli(["ingest", "--bogus"], io)).toBe(2);

@@ -210,8 +210,8 @@ export class HistoryService {
 	 * Reads every discovered session file and updates the archives that changed; then checks the
 	 * stored archives (`checkArchives` of `refresh`).
 	 */
-	async ingest(): Promise<IngestReport> {
-		return this.checked(await this.ingestSources(false), false);
+	async ingest(options: { readonly signal?: AbortSignal } = {}): Promise<IngestReport> {
+		return this.checked(await this.ingestSources(false, options.signal), false, options.signal);
 	}
 
 	/**
@@ -220,10 +220,14 @@ export class HistoryService {
 	 * files unchanged since any process ingested them into archives that are loaded (size, mtime and
 	 * a hash of the first 4 KB). A refresh with nothing new costs a folder listing and a few system
 	 * calls per file, taken concurrently. What every query calls first.
+	 *
+	 * `signal` (both): once aborted, no further file is started; what was read is written, packed and
+	 * checkpointed as in any run, and the report says how many files were left (`stopped`). A call
+	 * that joins a run already waiting (see `ingestSources`) shares that run, and its signal.
 	 */
-	async refresh(options: { readonly checkArchives?: boolean } = {}): Promise<IngestReport> {
-		const report = await this.ingestSources(true);
-		return options.checkArchives ? this.checked(report, true) : report;
+	async refresh(options: { readonly checkArchives?: boolean; readonly signal?: AbortSignal } = {}): Promise<IngestReport> {
+		const report = await this.ingestSources(true, options.signal);
+		return options.checkArchives ? this.checked(report, true, options.signal) : report;
 	}
 
 	/**
@@ -232,10 +236,10 @@ export class HistoryService {
 	 * session extracted again here — instead of passing as "unchanged". Costs a `stat` per archive
 	 * when nothing changed.
 	 */
-	private async checked(report: IngestReport, skipUnchanged: boolean): Promise<IngestReport> {
+	private async checked(report: IngestReport, skipUnchanged: boolean, signal?: AbortSignal): Promise<IngestReport> {
 		// Fresh: every archive's own `stat`, not the folder's (one cut short in place by hand shows only there).
 		await this.projection.catchUp(undefined, undefined, { fresh: true, pack: true });
-		return this.repairs.afterCheck(report, this.warnings.splice(0), () => this.ingestSources(skipUnchanged));
+		return this.repairs.afterCheck(report, this.warnings.splice(0), () => this.ingestSources(skipUnchanged, signal));
 	}
 
 	/**
@@ -252,7 +256,7 @@ export class HistoryService {
 		return run;
 	}
 
-	private ingestSources(skipUnchanged: boolean): Promise<IngestReport> {
+	private ingestSources(skipUnchanged: boolean, signal?: AbortSignal): Promise<IngestReport> {
 		// A run waiting for its turn, or not yet at its discovery, will see every file as it is from
 		// then on: a refresh asked for meanwhile (Pi's first query during the start's ingest) joins it
 		// instead of discovering every file again right after. One that reads every file serves a
@@ -281,7 +285,7 @@ export class HistoryService {
 				packing: (files: number, run: () => Promise<void>) => this.projection.packingWhile(files, run),
 			};
 			const progress = this.options.progress;
-			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined);
+			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined, signal);
 		});
 		run = { skipUnchanged, report };
 		this.undiscovered = run;

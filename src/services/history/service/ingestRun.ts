@@ -25,6 +25,8 @@ export interface IngestReport {
 	readonly unchangedFiles: number;
 	/** Files skipped and why, for a person to read (empty or unwritten files are skipped silently). */
 	readonly warnings: readonly string[];
+	/** Files left unread because the run was stopped (its `signal`); absent when it read them all. */
+	readonly stopped?: number;
 }
 
 /** What applying one file's events did: the session (`""` when the file gave none) and the archive write it needs. */
@@ -77,6 +79,7 @@ export async function runIngest(
 	skipUnchanged: boolean,
 	warnings: string[],
 	progress?: (done: number, total: number) => void,
+	signal?: AbortSignal,
 ): Promise<IngestReport> {
 	const fresh = new Map<string, SourceCheckpoint>();
 	const todo = await filesToRead(ports, sources, skipUnchanged, fresh);
@@ -97,12 +100,18 @@ export async function runIngest(
 	};
 	// Every file read and every write landed (their projections stored: into a new pack when
 	// `packing` makes one).
+	/** Files read and applied; fewer than `todo.length` when `signal` stopped the run. */
+	let read = 0;
 	const readAll = async (): Promise<void> => {
+		// Stopped: no file is started after the signal, the one being read is applied (its write
+		// lands with the others), and the run ends as any run does — writes, pack, sync, checkpoints.
+		if (signal?.aborted) return;
 		let next = todo[0] ? startReplay(todo[0]) : undefined;
 		for (let k = 0; k < todo.length; k++) {
 			const { source, fingerprint } = todo[k] as Todo;
 			const replayed = await (next as NonNullable<typeof next>);
-			next = k + 1 < todo.length ? startReplay(todo[k + 1] as Todo) : undefined;
+			read = k + 1;
+			next = k + 1 < todo.length && !signal?.aborted ? startReplay(todo[k + 1] as Todo) : undefined;
 			try {
 				if (replayed.error !== undefined) throw replayed.error;
 				const state = replayed.state;
@@ -138,6 +147,7 @@ export async function runIngest(
 				warnings.push(`${source.key}: ${(err as Error).message}`);
 			}
 			progress?.(k + 1, todo.length);
+			if (!next) break;
 		}
 		await Promise.all(writes);
 	};
@@ -154,7 +164,7 @@ export async function runIngest(
 	}
 	// A failed write is not "written": the report says so, and the CLI exits non-zero.
 	const sessions = failed.size === 0 ? reports : reports.map((r) => (failed.has(r.sessionId) ? { ...r, written: false, failed: true } : r));
-	return { sessions, unchangedFiles: sources.length - todo.length, warnings };
+	return { sessions, unchangedFiles: sources.length - todo.length, warnings, ...(read < todo.length ? { stopped: todo.length - read } : {}) };
 }
 
 /**

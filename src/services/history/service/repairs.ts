@@ -49,6 +49,8 @@ export class Repairs {
 			sessions: [...report.sessions.filter((s) => !redone.has(s.sessionId)), ...redo.sessions],
 			unchangedFiles: redo.unchangedFiles,
 			warnings: [...report.warnings, ...problems, ...redo.warnings],
+			// The run again looked at every file: what it left unread (it shares the first run's signal) is what is left.
+			...(redo.stopped !== undefined ? { stopped: redo.stopped } : {}),
 		};
 	}
 }
