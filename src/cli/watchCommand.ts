@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from "chokidar";
 import ndjson from "ndjson";
+import { statSync } from "node:fs";
 import { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { Subscription } from "rxjs";
@@ -75,23 +76,55 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 			);
 		}
 	};
-	const watcher: FSWatcher = watch([...options.folders], { ignoreInitial: true, depth: 0 });
+	// A folder that is not there yet (Pi makes a workspace's folder with its first session) is not
+	// watched: chokidar sees nothing made under a path missing when it was added. It is looked for
+	// until it appears, then watched, and what it holds by then is followed.
+	const missing = new Set(options.folders.filter((folder) => !isFolder(folder)));
+	const present = options.folders.filter((folder) => !missing.has(folder));
+	const watcher: FSWatcher = watch(present, { ignoreInitial: true, depth: 0 });
 	watcher.on("add", (path) => {
 		if (path.endsWith(".jsonl")) void follow();
 	});
+	const appeared = (): void => {
+		for (const folder of missing) {
+			if (!isFolder(folder)) continue;
+			missing.delete(folder);
+			watcher.add(folder);
+			// Once now, and once more when the watch on it has surely begun: a file made in between is not missed.
+			void follow();
+			setTimeout(() => void follow(), FOLDER_SETTLE_MS).unref();
+		}
+		if (missing.size === 0) clearInterval(looking);
+	};
+	const looking = setInterval(appeared, FOLDER_LOOK_MS);
+	if (missing.size === 0) clearInterval(looking);
 	// A file made before the watcher is ready would be missed: follow what is there once it is.
-	await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+	// (A watcher given no path is never "ready".)
+	if (present.length > 0) await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
 	await follow();
-	if (!options.json) stdout(`Watching ${tails.size} session file(s); new Q&A appear below. Ctrl+C stops.`);
+	if (!options.json) {
+		const waiting = [...missing].map((folder) => `${folder} (not there yet: Pi makes it with the first session)`);
+		stdout(`Watching ${tails.size} session file(s)${waiting.length ? `; waiting for ${waiting.join(", ")}` : ""}; new Q&A appear below. Ctrl+C stops.`);
+	}
 	await new Promise<void>((resolve) => {
 		if (signal.aborted) resolve();
 		else signal.addEventListener("abort", () => resolve(), { once: true });
 	});
+	clearInterval(looking);
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
 	await live.settled();
 	out?.end();
 	if (out) await finished(out);
+}
+
+/** How often a session folder that is not there yet is looked for (`watchWorkspace`). */
+const FOLDER_LOOK_MS = 500;
+/** How long after a folder appeared it is looked through once more. */
+const FOLDER_SETTLE_MS = 1_000;
+
+function isFolder(path: string): boolean {
+	return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
 }
 
 /** One line per Q&A when it first appears, and again when it changes (an open one got its answer). */

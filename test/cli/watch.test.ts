@@ -1,7 +1,9 @@
-import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { fixturePath } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";
@@ -53,6 +55,43 @@ describe("pbot-history watch", () => {
 		await appendFile(file, `${lines.slice(6).join("\n")}`);
 		await waitFor(() => out.some((l) => l.includes("Sorry, too long") || l.includes("Short version")), "the last Q&A");
 		expect(await stop()).toBe(0);
+	});
+
+	it("waits for Pi's folder of the workspace when it is not there yet, and follows the first session made in it", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-watch-new-"));
+		cleanups.push(() => rm(root, { recursive: true, force: true }));
+		const workspace = join(root, "project");
+		const agentDir = join(root, "agent");
+		await mkdir(workspace);
+		const folder = nativeSessionDir(workspace, agentDir);
+		const out: string[] = [];
+		const controller = new AbortController();
+		const done = runCli(["watch", "-w", workspace, "--agent-dir", agentDir], {
+			stdout: (t) => void out.push(t),
+			stderr: () => {},
+			cwd: workspace,
+			signal: controller.signal,
+		});
+		cleanups.push(async () => {
+			controller.abort();
+			await done;
+		});
+		await waitFor(() => out.some((l) => l.startsWith("Watching 0 session file(s); waiting for ")), "the watch to start");
+		expect(out.join("\n")).toContain(`waiting for ${folder} (not there yet: Pi makes it with the first session)`);
+		// Pi starts in the workspace: its folder, then the session file, the header naming the workspace.
+		const lines = (await readFile(fixturePath("steer-followup-abort"), "utf8")).split("\n");
+		lines[0] = lines[0]!.replace(/"cwd":"[^"]*"/, `"cwd":${JSON.stringify(workspace)}`);
+		await mkdir(folder, { recursive: true });
+		await writeFile(join(folder, "2026-04-01T00-00-00-000Z_0190dddd-0000-7000-8000-000000000002.jsonl"), `${lines.join("\n")}`);
+		await waitFor(() => out.some((l) => l.includes("Build the project")), "the new session's Q&A");
+		// The folder is watched from then on: a later session (another Pi) is followed as it appears.
+		await new Promise((r) => setTimeout(r, 1_500));
+		const more = (await readFile(fixturePath("many-qa-72"), "utf8")).split("\n");
+		more[0] = more[0]!.replace(/"cwd":"[^"]*"/, `"cwd":${JSON.stringify(workspace)}`).replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000003"');
+		await writeFile(join(folder, "2026-04-02T00-00-00-000Z_0190dddd-0000-7000-8000-000000000003.jsonl"), `${more.join("\n")}`);
+		await waitFor(() => out.some((l) => l.includes("topic-0")), "the later session's Q&A");
+		controller.abort();
+		expect(await done).toBe(0);
 	});
 
 	it("prints history events as NDJSON with --json", async () => {
