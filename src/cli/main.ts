@@ -10,6 +10,7 @@ import { Command, CommanderError } from "commander";
 import { isQueryError } from "../services/history/query/errors.ts";
 import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchCommand.ts";
 import type { IngestCommandOptions } from "./ingestCommand.ts";
+import { packageVersion } from "./packageVersion.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
 import { stdoutIsTerminal, writeStdout } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
@@ -44,6 +45,11 @@ export { UsageError } from "./usageError.ts";
 
 /** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures, 130 interrupted). */
 export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+	// Asked alone, before the commands are built: the version is read from package.json only then.
+	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+		io.stdout(packageVersion());
+		return 0;
+	}
 	const program = buildProgram(io);
 	try {
 		await program.parseAsync([...argv], { from: "user" });
@@ -75,7 +81,9 @@ function buildProgram(io: CliIo): Command {
 		.description("Searchable, portable archive of your Pi sessions: Q&A with hierarchical summaries.")
 		.exitOverride()
 		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
-		.showHelpAfterError();
+		.showHelpAfterError()
+		// Answered by `runCli` before parsing; declared here so that help lists it.
+		.option("-V, --version", "print the version");
 
 	const ingest = async (mode: "refresh" | "ingest", opts: IngestCommandOptions) => {
 		const controller = new AbortController();

@@ -118,6 +118,20 @@ describe("pbot-history ingest", () => {
 		expect(existsSync(workspace)).toBe(false);
 	});
 
+	it("prints its version (package.json's) with --version or -V, from the built bin and in process, and help lists the flag", async () => {
+		const version = (JSON.parse(await readFile("package.json", "utf8")) as { version: string }).version;
+		for (const flag of ["--version", "-V"]) {
+			const { stdout } = await exec(process.execPath, ["bin/pbot-history.cjs", flag], { cwd: process.cwd() });
+			expect(stdout).toBe(`${version}\n`);
+			const { io, out } = capture(process.cwd());
+			expect(await runCli([flag], io)).toBe(0);
+			expect(out.join("")).toBe(version);
+		}
+		const { io, out } = capture(process.cwd());
+		expect(await runCli(["--help"], io)).toBe(0);
+		expect(out.join("")).toMatch(/-V, --version\s+print the version/);
+	});
+
 	it("says when an archive could not be written, and exits 1: nothing is reported written that is not", async () => {
 		const ws = await fixtureWorkspace();
 		cleanups.push(ws.cleanup);
