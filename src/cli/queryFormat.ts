@@ -23,8 +23,13 @@ function highlight(text: string, color: boolean): string {
 }
 
 function shown(result: { offset: number; total: number; nextOffset: number | null }, count: number): string {
-	if (count === 0) return `0 of ${result.total}`;
 	return `${result.offset + 1}–${result.offset + count} of ${result.total}`;
+}
+
+/** Why a page of a non-empty answer is empty: a count was asked (`--limit 0`), or the offset is past the end. */
+function emptyPage(result: { offset: number; total: number; limit: number }): string {
+	if (result.limit === 0) return "none listed (--limit 0 counts only).";
+	return `none from --offset ${result.offset}: the last page starts at --offset ${Math.max(0, Math.floor((result.total - 1) / result.limit) * result.limit)}.`;
 }
 
 function pagingNotes(result: { nextOffset: number | null; clamped: boolean; limit: number }): string[] {
@@ -89,11 +94,11 @@ export function formatSessions(result: SessionListResult): string {
 		`${s.summariesReady}/${s.summariesPending}`,
 		printable(oneLine(s.title, TITLE_WIDTH)),
 	]);
+	if (result.sessions.length === 0) return `${result.total} session(s); ${emptyPage(result)}`;
 	return [
 		`Sessions ${shown(result, result.sessions.length)}, newest first (times in UTC):`,
 		"",
 		table(["last activity", "session (read it by this id)", "Q&A", "branches", "incomplete", "summaries ready/pending", "title"], rows),
-		...(result.sessions.length === 0 ? ["", "(no sessions on this page)"] : []),
 		...pagingNotes(result).map((n, i) => (i === 0 ? `\n${n}` : n)),
 	].join("\n");
 }
@@ -118,6 +123,7 @@ export function snippetLine(hit: SearchHit, color: boolean): string {
 export function formatSearch(result: SearchResult, options: FormatOptions): string {
 	const count = result.groups.reduce((n, g) => n + g.hits.length, 0);
 	if (result.total === 0) return `No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`;
+	if (count === 0) return `${result.total} hit(s) for ${quotedQuery(result.query)}; ${emptyPage(result)}`;
 	const lines = [`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`];
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
@@ -129,7 +135,6 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 			lines.push(`      ${snippetLine(group.hits[i] as SearchHit, options.color)}`);
 		});
 	}
-	if (count === 0) lines.push("", "(no hits on this page)");
 	const notes = pagingNotes(result);
 	if (notes.length > 0) lines.push("", ...notes);
 	return lines.join("\n");

@@ -61,6 +61,16 @@ describe("CLI sessions | search | read", () => {
 		expect(hit.stdout.split("\n")[0]).toMatch(/^Hits for "topic-01": 1–\d+ of \d+ \(times in UTC\)$/);
 	});
 
+	it("says why a page is empty: a count asked with --limit 0, or an offset past the end (and where the last page starts)", async () => {
+		const count = await cli(["search", "topic-01", ...where, "--limit", "0"]);
+		expect(count.stdout.trim()).toBe('10 hit(s) for "topic-01"; none listed (--limit 0 counts only).');
+		const past = await cli(["search", "topic-01", ...where, "--offset", "40", "--limit", "4"]);
+		expect(past.stdout.trim()).toBe('10 hit(s) for "topic-01"; none from --offset 40: the last page starts at --offset 8.');
+		const sessions = await cli(["sessions", ...where, "--offset", "9"]);
+		expect(sessions.stdout.trim()).toBe("5 session(s); none from --offset 9: the last page starts at --offset 0.");
+		expect((await cli(["sessions", ...where, "--limit", "0"])).stdout.trim()).toBe("5 session(s); none listed (--limit 0 counts only).");
+	});
+
 	it("prints with --json exactly the object the service returns", async () => {
 		const sessions = await cli(["sessions", ...where, "--limit", "2", "--json"]);
 		expect(sessions.code).toBe(0);
