@@ -3,7 +3,7 @@
  * `color` is on (stdout is a terminal). `--json` bypasses all of this and prints the service's
  * object as it is.
  */
-import { formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
+import { CHILDREN_PAGE_SIZE, formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { printable, table } from "./format.ts";
 import { markedSnippet } from "../services/history/query/printable.ts";
@@ -170,19 +170,22 @@ export function formatRead(result: ReadResult): string {
 	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents));
 	lines.push("", "─".repeat(40));
 	if (result.totalLength === 0) lines.push(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)");
+	else if (result.body.length === 0) lines.push(`(nothing from --offset ${result.offset}: the text is ${result.totalLength} characters long)`);
 	else lines.push(printable(result.body));
 	lines.push("─".repeat(40));
 	const end = result.offset + result.body.length;
 	if (result.offset > 0 || result.nextOffset !== null)
 		lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
 	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
-	if (result.totalChildren > 0) {
-		const shownChildren =
-			result.children.length === 0
-				? `0 of ${result.totalChildren}`
-				: `${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}`;
-		lines.push("", `Children ${shownChildren}:`);
-		if (result.children.length > 0) lines.push(refTable(result.children));
+	if (result.totalChildren > 0 && result.children.length === 0) {
+		const last = Math.floor((result.totalChildren - 1) / CHILDREN_PAGE_SIZE) * CHILDREN_PAGE_SIZE;
+		lines.push(
+			"",
+			`Children: ${result.totalChildren}; none from --children-offset ${result.childrenOffset}: the last page starts at --children-offset ${last}.`,
+		);
+	} else if (result.totalChildren > 0) {
+		lines.push("", `Children ${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}:`);
+		lines.push(refTable(result.children));
 		if (result.nextChildrenOffset !== null) lines.push(`More children: --children-offset ${result.nextChildrenOffset}`);
 	}
 	return lines.join("\n");

@@ -69,6 +69,9 @@ describe("CLI sessions | search | read", () => {
 		const sessions = await cli(["sessions", ...where, "--offset", "9"]);
 		expect(sessions.stdout.trim()).toBe("5 session(s); none from --offset 9: the last page starts at --offset 0.");
 		expect((await cli(["sessions", ...where, "--limit", "0"])).stdout.trim()).toBe("5 session(s); none listed (--limit 0 counts only).");
+		const read = await cli(["read", fixtureSessionId("many-qa-72"), ...where, "--children-offset", "50"]);
+		expect(read.stdout).toMatch(/^Children: \d+; none from --children-offset 50: the last page starts at --children-offset 0\.$/m);
+		expect(read.stdout).not.toMatch(/^Children 0 of/m);
 	});
 
 	it("prints with --json exactly the object the service returns", async () => {
