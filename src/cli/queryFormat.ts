@@ -3,7 +3,7 @@
  * `color` is on (stdout is a terminal). `--json` bypasses all of this and prints the service's
  * object as it is.
  */
-import { CHILDREN_PAGE_SIZE, formatRange, formatTime, oneLine } from "../services/history/query/index.ts";
+import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { printable, table } from "./format.ts";
 import { markedSnippet } from "../services/history/query/printable.ts";
@@ -29,7 +29,7 @@ function shown(result: { offset: number; total: number; nextOffset: number | nul
 /** Why a page of a non-empty answer is empty: a count was asked (`--limit 0`), or the offset is past the end. */
 function emptyPage(result: { offset: number; total: number; limit: number }): string {
 	if (result.limit === 0) return "none listed (--limit 0 counts only).";
-	return `none from --offset ${result.offset}: the last page starts at --offset ${Math.max(0, Math.floor((result.total - 1) / result.limit) * result.limit)}.`;
+	return `none from --offset ${result.offset}: the last page starts at --offset ${lastPageOffset(result.total, result.limit)}.`;
 }
 
 function pagingNotes(result: { nextOffset: number | null; clamped: boolean; limit: number }): string[] {
@@ -178,7 +178,7 @@ export function formatRead(result: ReadResult): string {
 		lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
 	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
 	if (result.totalChildren > 0 && result.children.length === 0) {
-		const last = Math.floor((result.totalChildren - 1) / CHILDREN_PAGE_SIZE) * CHILDREN_PAGE_SIZE;
+		const last = lastPageOffset(result.totalChildren, CHILDREN_PAGE_SIZE);
 		lines.push(
 			"",
 			`Children: ${result.totalChildren}; none from --children-offset ${result.childrenOffset}: the last page starts at --children-offset ${last}.`,

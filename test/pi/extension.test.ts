@@ -157,6 +157,19 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		await expect(tool.execute("x", { action: "read", id: "qa_doesnotexist" }, undefined, undefined, ctx)).rejects.toThrow(/unknown/);
 	});
 
+	it("tells the model why a page is empty: a count (limit 0) or an offset past the end, and where the last page starts", async () => {
+		const h = await pi();
+		h.faux.setResponses([fauxAssistantMessage("The heron ledger is on shelf 2.")]);
+		await h.session.prompt("Where is the heron ledger?");
+		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
+		const ctx = h.session.extensionRunner.createContext();
+		const text = async (params: Record<string, unknown>) =>
+			((await tool.execute("p", params as never, undefined, undefined, ctx)) as { content: { text: string }[] }).content[0]?.text;
+		expect(await text({ action: "search", query: "heron", limit: 0 })).toBe('1 hit(s) for "heron"; none listed (limit=0 counts only).');
+		expect(await text({ action: "search", query: "heron", offset: 5 })).toBe('1 hit(s) for "heron"; none from offset=5: the last page starts at offset=0.');
+		expect(await text({ action: "sessions", offset: 3 })).toMatch(/^\d+ session\(s\) match; none from offset=3: the last page starts at offset=0\.$/);
+	});
+
 	it("/pbot history lists sessions in a picker and opens the chosen one in the viewer", async () => {
 		const recorder = recordingUi((_title, options) => options[0]);
 		const h = await pi({ uiContext: recorder.ui });

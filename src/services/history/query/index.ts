@@ -8,6 +8,7 @@ export { foldQuery, foldText, originalRange, type FoldedText } from "./fold.ts";
 export { ancestorCopies } from "./forkDuplicates.ts";
 export {
 	CHILDREN_PAGE_SIZE,
+	lastPageOffset,
 	parseInstant,
 	parseNodeIdSyntax,
 	unknownNode,
