@@ -161,6 +161,8 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 		const h = await pi();
 		h.faux.setResponses([fauxAssistantMessage("The heron ledger is on shelf 2.")]);
 		await h.session.prompt("Where is the heron ledger?");
+		// The session is listed once its archive is written (searches see it before, from memory).
+		await waitFor(async () => (await archiveText(h.workspace)).includes("heron ledger"), "the archive");
 		const tool = h.session.extensionRunner.getToolDefinition("pbot_history")!;
 		const ctx = h.session.extensionRunner.createContext();
 		const text = async (params: Record<string, unknown>) =>

@@ -13,7 +13,7 @@ import type { SessionArchive } from "../../src/services/history/projections/arch
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { searchHistory, type SearchParams } from "../../src/services/history/query/index.ts";
 import { historyDir, textDir, writeArchive } from "../../src/storage/history-files/index.ts";
-import { jsonl, reply, user } from "../helpers/entries.ts";
+import { header, jsonl, reply, user } from "../helpers/entries.ts";
 import { fixtureIndex, ingestedFixtureWorkspace } from "../query/helpers.ts";
 import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 
@@ -130,6 +130,31 @@ describe("the text projection catches up", () => {
 		expect((await pi.sessions({ limit: 50 })).sessions.find((s) => s.sessionId === id)?.title).toBe("Renamed by the pelican process");
 		expect((await pi.search({ query: "pelican process" })).total).toBe(0); // a title is not searched text
 		await expectAnswersFromArchives(pi, open);
+	});
+
+	it("makes a new session's missing projection silently (its writer puts it right after the archive), and still warns for a known one", async () => {
+		const { workspace, sessions, agentDir, open } = await setup();
+		const pi = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });
+		await expectAnswersFromArchives(pi, open);
+		// Another process archives a new session; its projection is not there yet when Pi's next query
+		// catches up (the window between that process's archive write and its projection write).
+		// (Its session file is in a folder Pi does not read: Pi learns of it from the archives alone.)
+		const id = "0190eeee-0000-7000-8000-0000000000aa";
+		const elsewhere = join(workspace, "elsewhere");
+		await mkdir(elsewhere);
+		await writeFile(
+			join(elsewhere, `2026-05-01T00-00-00-000Z_${id}.jsonl`),
+			jsonl([header(id), user("n-u1", null, "Where do the ibis records live?"), reply("n-a1", "n-u1", "In the green ledger.")]),
+		);
+		await openWorkspaceHistory({ workspace, sessionDirs: [elsewhere], agentDir, migrate: false }).refresh();
+		await rm(join(textDir(workspace), `${id}.text`));
+		expect((await pi.search({ query: "ibis records" })).total).toBe(1);
+		expect(pi.takeWarnings()).toEqual([]);
+		// A session Pi knew, its projection gone: that is worth saying.
+		const known = (await readdir(textDir(workspace))).find((n) => n.endsWith(".text") && !n.startsWith(id)) as string;
+		await rm(join(textDir(workspace), known));
+		await expectAnswersFromArchives(pi, open);
+		expect(pi.takeWarnings().join("\n")).toMatch(/search text rebuilt from the archives \(1 missing\)/);
 	});
 
 	it("answers the same in a copied workspace, rebuilding only when the copy changed the archives' revisions", async () => {

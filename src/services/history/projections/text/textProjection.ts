@@ -468,6 +468,13 @@ export class TextProjection {
 			}
 		const parents = await this.forkParents(ids, revisions);
 		const rebuilt = { missing: 0, damaged: 0, made: 0 };
+		// A projection is missing where one was known (a head held, from the heads file or an earlier
+		// catch-up), or where none is known at all (`text/` deleted, a copied workspace): said in a
+		// warning. A session never seen before whose archive is there without it is new: its writer
+		// (this process's live update, another process's ingest) puts its projection right after its
+		// archive, and a catch-up in between makes it itself, silently — as for one behind its archive.
+		// (A session of this process's, its archive written and its projection not yet: an overlay.)
+		const knewNothing = this.heads.size === 0;
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
 		// Nothing known of any session (no heads file, no pack: `text/` deleted, a copied workspace,
@@ -497,6 +504,7 @@ export class TextProjection {
 					continue;
 				}
 				let head = this.heads.get(id);
+				const known = head !== undefined;
 				if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
 				// A parent made without copy keys (its first fork came since): made again with them.
 				const keysWanted = parents.has(id);
@@ -537,8 +545,9 @@ export class TextProjection {
 				});
 				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
-					if (read === undefined) rebuilt.missing++;
-					else if (!(read instanceof SessionText)) rebuilt.damaged++;
+					if (read === undefined) {
+						if ((known || knewNothing) && !this.overlays.has(id)) rebuilt.missing++;
+					} else if (!(read instanceof SessionText)) rebuilt.damaged++;
 					// (Behind its archive, what another process's write leaves, or without the copy keys
 					// it now needs: caught up silently.)
 					text = await this.rebuild(id, writes, parents, file);
