@@ -4,13 +4,78 @@
  * the wrong folder otherwise only said "No sessions found." Text output only: `--json` is the
  * service's answer alone.
  */
+import { type Dirent, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
+import { nativeSessionDir } from "../integrations/pi/history/discovery.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import { formatEmptyHistory } from "./queryFormat.ts";
 import type { WorkspaceOptions } from "./workspaceOptions.ts";
-import { sessionFoldersOf } from "./workspaceService.ts";
+import { discoveryFromOptions } from "./workspaceService.ts";
 
 /** The note (with the blank line before it), or `""` when the history has any session (the filters or the words found nothing). */
 export async function emptyHistoryNote(service: HistoryService, opts: WorkspaceOptions, cwd: string): Promise<string> {
 	if ((await service.sessions({ limit: 0 })).total > 0) return "";
 	return `\n\n${formatEmptyHistory(sessionFoldersOf(opts, cwd), (opts.sessions?.length ?? 0) > 0)}`;
+}
+
+/** A folder sessions were looked for in: whether it is there, and the folders in it that hold session files. */
+export interface LookedIn {
+	readonly path: string;
+	readonly exists: boolean;
+	/** Session files (`.jsonl`) directly inside. */
+	readonly files: number;
+	/** Folders directly inside that hold `.jsonl` files (Pi keeps each workspace's in one), the first few. */
+	readonly inside: readonly string[];
+	/** How many such folders there are in all. */
+	readonly insideCount: number;
+}
+
+/**
+ * The folders whose session files make the workspace's history (`discoveryFromOptions`), each with
+ * whether it is there and which folders in it hold session files: what an empty answer explains.
+ * Only asked when the history has no session, so listing a folder of folders costs nobody's query.
+ */
+export function sessionFoldersOf(opts: WorkspaceOptions, cwd: string): { workspace: string; folders: LookedIn[]; above?: string } {
+	const { discovery, folders } = discoveryFromOptions(opts, cwd);
+	const workspace = discovery.workspace;
+	if (opts.sessions && opts.sessions.length > 0) return { workspace, folders: folders.map(lookedIn) };
+	// Pi's folder is per exact working directory: run in a project's subfolder, pbot finds none. The
+	// nearest folder above with sessions of its own is most likely where Pi ran.
+	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
+	let above: string | undefined;
+	for (let dir = dirname(workspace); !above && dir !== dirname(dir); dir = dirname(dir)) if (holdsSessions(nativeSessionDir(dir, agentDir))) above = dir;
+	return { workspace, folders: folders.map(lookedIn), ...(above ? { above } : {}) };
+}
+
+function lookedIn(path: string): LookedIn {
+	const exists = statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+	const inside: string[] = [];
+	let insideCount = 0;
+	let files = 0;
+	if (exists) {
+		for (const entry of readdirSafe(path)) {
+			if (entry.isFile() && entry.name.endsWith(".jsonl")) files++;
+			if (!entry.isDirectory()) continue;
+			const sub = join(path, entry.name);
+			if (!holdsSessions(sub)) continue;
+			insideCount++;
+			if (inside.length < 3) inside.push(sub);
+		}
+	}
+	return { path, exists, files, inside, insideCount };
+}
+
+/** Whether `dir` holds session files (`.jsonl`) directly. */
+function holdsSessions(dir: string): boolean {
+	return readdirSafe(dir).some((e) => e.isFile() && e.name.endsWith(".jsonl"));
+}
+
+/** A folder's entries, sorted by name; none when it cannot be read. */
+function readdirSafe(dir: string): Dirent[] {
+	try {
+		return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+	} catch {
+		return [];
+	}
 }

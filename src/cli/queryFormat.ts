@@ -7,7 +7,7 @@ import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } 
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { printable, table } from "./format.ts";
 import { markedSnippet } from "../services/history/query/printable.ts";
-import type { LookedIn } from "./workspaceService.ts";
+import type { LookedIn } from "./emptyHistory.ts";
 
 export interface FormatOptions {
 	/** ANSI highlighting (bold + inverse) of matches. */

@@ -3,8 +3,8 @@
  * actions (`await import`), not by the CLI's start: it brings the service, its storage and session
  * discovery, which `--help` and a mistyped flag do not need.
  */
-import { accessSync, constants, type Dirent, readdirSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
@@ -33,67 +33,6 @@ export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { dis
 	}
 	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
-}
-
-/** A folder sessions were looked for in: whether it is there, and the folders in it that hold session files. */
-export interface LookedIn {
-	readonly path: string;
-	readonly exists: boolean;
-	/** Session files (`.jsonl`) directly inside. */
-	readonly files: number;
-	/** Folders directly inside that hold `.jsonl` files (Pi keeps each workspace's in one), the first few. */
-	readonly inside: readonly string[];
-	/** How many such folders there are in all. */
-	readonly insideCount: number;
-}
-
-/**
- * The folders whose session files make the workspace's history (`discoveryFromOptions`), each with
- * whether it is there and which folders in it hold session files: what an empty answer explains.
- * Only asked when the history has no session, so listing a folder of folders costs nobody's query.
- */
-export function sessionFoldersOf(opts: WorkspaceOptions, cwd: string): { workspace: string; folders: LookedIn[]; above?: string } {
-	const { discovery, folders } = discoveryFromOptions(opts, cwd);
-	const workspace = discovery.workspace;
-	if (opts.sessions && opts.sessions.length > 0) return { workspace, folders: folders.map(lookedIn) };
-	// Pi's folder is per exact working directory: run in a project's subfolder, pbot finds none. The
-	// nearest folder above with sessions of its own is most likely where Pi ran.
-	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
-	let above: string | undefined;
-	for (let dir = dirname(workspace); !above && dir !== dirname(dir); dir = dirname(dir)) if (holdsSessions(nativeSessionDir(dir, agentDir))) above = dir;
-	return { workspace, folders: folders.map(lookedIn), ...(above ? { above } : {}) };
-}
-
-function lookedIn(path: string): LookedIn {
-	const exists = statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
-	const inside: string[] = [];
-	let insideCount = 0;
-	let files = 0;
-	if (exists) {
-		for (const entry of readdirSafe(path)) {
-			if (entry.isFile() && entry.name.endsWith(".jsonl")) files++;
-			if (!entry.isDirectory()) continue;
-			const sub = join(path, entry.name);
-			if (!holdsSessions(sub)) continue;
-			insideCount++;
-			if (inside.length < 3) inside.push(sub);
-		}
-	}
-	return { path, exists, files, inside, insideCount };
-}
-
-/** Whether `dir` holds session files (`.jsonl`) directly. */
-function holdsSessions(dir: string): boolean {
-	return readdirSafe(dir).some((e) => e.isFile() && e.name.endsWith(".jsonl"));
-}
-
-/** A folder's entries, sorted by name; none when it cannot be read. */
-function readdirSafe(dir: string): Dirent[] {
-	try {
-		return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-	} catch {
-		return [];
-	}
 }
 
 /**
