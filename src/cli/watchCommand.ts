@@ -78,29 +78,38 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	};
 	// A folder that is not there yet (Pi makes a workspace's folder with its first session) is not
 	// watched: chokidar sees nothing made under a path missing when it was added. It is looked for
-	// until it appears, then watched, and what it holds by then is followed.
+	// until it appears; then a new watcher takes every folder there is, and once it is ready (its
+	// first look done: a file made from then on is an "add") what the folders hold is followed.
 	const missing = new Set(options.folders.filter((folder) => !isFolder(folder)));
-	const present = options.folders.filter((folder) => !missing.has(folder));
-	const watcher: FSWatcher = watch(present, { ignoreInitial: true, depth: 0 });
-	watcher.on("add", (path) => {
-		if (path.endsWith(".jsonl")) void follow();
-	});
+	const watchFolders = async (folders: readonly string[]): Promise<FSWatcher> => {
+		const made = watch([...folders], { ignoreInitial: true, depth: 0 });
+		made.on("add", (path) => {
+			if (path.endsWith(".jsonl")) void follow();
+		});
+		// (A watcher given no path is never "ready".)
+		if (folders.length > 0) await new Promise<void>((resolve) => made.once("ready", () => resolve()));
+		return made;
+	};
+	let watcher = await watchFolders(options.folders.filter((folder) => !missing.has(folder)));
+	let swapping: Promise<void> | undefined;
 	const appeared = (): void => {
-		for (const folder of missing) {
-			if (!isFolder(folder)) continue;
-			missing.delete(folder);
-			watcher.add(folder);
-			// Once now, and once more when the watch on it has surely begun: a file made in between is not missed.
-			void follow();
-			setTimeout(() => void follow(), FOLDER_SETTLE_MS).unref();
-		}
+		if (swapping || signal.aborted || ![...missing].some(isFolder)) return;
+		for (const folder of [...missing]) if (isFolder(folder)) missing.delete(folder);
 		if (missing.size === 0) clearInterval(looking);
+		swapping = (async () => {
+			const before = watcher;
+			watcher = await watchFolders(options.folders.filter((folder) => !missing.has(folder)));
+			await before.close();
+			await follow();
+		})()
+			.catch((err: Error) => stderr(`warning: watching the session folders: ${err.message}`))
+			.finally(() => {
+				swapping = undefined;
+			});
 	};
 	const looking = setInterval(appeared, FOLDER_LOOK_MS);
 	if (missing.size === 0) clearInterval(looking);
-	// A file made before the watcher is ready would be missed: follow what is there once it is.
-	// (A watcher given no path is never "ready".)
-	if (present.length > 0) await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+	// A file made before the watcher was ready would be missed: follow what is there now.
 	await follow();
 	if (!options.json) {
 		const waiting = [...missing].map((folder) => `${folder} (not there yet: Pi makes it with the first session)`);
@@ -111,6 +120,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		else signal.addEventListener("abort", () => resolve(), { once: true });
 	});
 	clearInterval(looking);
+	await swapping;
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
 	await live.settled();
@@ -120,8 +130,6 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 
 /** How often a session folder that is not there yet is looked for (`watchWorkspace`). */
 const FOLDER_LOOK_MS = 500;
-/** How long after a folder appeared it is looked through once more. */
-const FOLDER_SETTLE_MS = 1_000;
 
 function isFolder(path: string): boolean {
 	return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;

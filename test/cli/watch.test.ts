@@ -84,8 +84,8 @@ describe("pbot-history watch", () => {
 		await mkdir(folder, { recursive: true });
 		await writeFile(join(folder, "2026-04-01T00-00-00-000Z_0190dddd-0000-7000-8000-000000000002.jsonl"), `${lines.join("\n")}`);
 		await waitFor(() => out.some((l) => l.includes("Build the project")), "the new session's Q&A");
-		// The folder is watched from then on: a later session (another Pi) is followed as it appears.
-		await new Promise((r) => setTimeout(r, 1_500));
+		// The folder is watched from then on (the first session is followed only once the new watcher is
+		// ready): a later session (another Pi) is followed as it appears.
 		const more = (await readFile(fixturePath("many-qa-72"), "utf8")).split("\n");
 		more[0] = more[0]!.replace(/"cwd":"[^"]*"/, `"cwd":${JSON.stringify(workspace)}`).replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000003"');
 		await writeFile(join(folder, "2026-04-02T00-00-00-000Z_0190dddd-0000-7000-8000-000000000003.jsonl"), `${more.join("\n")}`);
