@@ -4,7 +4,7 @@
  * discovery, which `--help` and a mistyped flag do not need.
  */
 import { accessSync, constants, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
@@ -57,7 +57,8 @@ function sessionFolders(dirs: readonly string[], cwd: string): string[] {
 		const dir = resolve(cwd, d);
 		const stat = statSync(dir, { throwIfNoEntry: false });
 		if (!stat) throw new UsageError(`--sessions: ${d} does not exist`);
-		if (!stat.isDirectory()) throw new UsageError(`--sessions: ${d} is not a folder`);
+		if (!stat.isDirectory())
+			throw new UsageError(`--sessions: ${d} is not a folder${d.endsWith(".jsonl") ? ` (name the folder that holds it: ${dirname(d) || "."})` : ""}`);
 		try {
 			accessSync(dir, constants.R_OK | constants.X_OK);
 		} catch {

@@ -226,7 +226,8 @@ describe("CLI --sessions", () => {
 		await writeFile(file, "");
 		for (const [dir, why] of [
 			[join(root, "missing"), "does not exist"],
-			[file, "is not a folder"],
+			// A session file named where its folder is wanted: the message names the folder.
+			[file, `is not a folder (name the folder that holds it: ${root})`],
 		] as const) {
 			for (const command of [["sessions"], ["search", "x"], ["ingest"]]) {
 				const run = await cli([...command, "--workspace", join(root, "ws"), "--sessions", dir, "--agent-dir", join(root, "agent")]);
