@@ -41,6 +41,33 @@ const defaultIo: CliIo = {
 /** Ctrl+C stopped the command after it cleaned up: exit code 130, as shells expect. */
 class Interrupted extends Error {}
 
+/**
+ * Runs a command that Ctrl+C stops cleanly: `run` is given the signal the first Ctrl+C aborts
+ * (`saying` is then called). With `againQuits`, a second Ctrl+C exits at once (130). The handler
+ * is removed when `run` ends. `on`, not `once`: a library's exit hook (signal-exit) re-raises the
+ * signal when it finds itself the only listener left, which a `once` listener makes it after it has run.
+ */
+async function untilCtrlC<T>(
+	run: (signal: AbortSignal) => Promise<T>,
+	options: { readonly saying?: () => void; readonly againQuits?: boolean } = {},
+): Promise<T> {
+	const controller = new AbortController();
+	const onSigint = () => {
+		if (controller.signal.aborted) {
+			if (options.againQuits) process.exit(130);
+			return;
+		}
+		options.saying?.();
+		controller.abort();
+	};
+	process.on("SIGINT", onSigint);
+	try {
+		return await run(controller.signal);
+	} finally {
+		process.off("SIGINT", onSigint);
+	}
+}
+
 export { UsageError } from "./usageError.ts";
 
 /** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures, 130 interrupted). */
@@ -86,22 +113,17 @@ function buildProgram(io: CliIo): Command {
 		.option("-V, --version", "print the version");
 
 	const ingest = async (mode: "refresh" | "ingest", opts: IngestCommandOptions) => {
-		const controller = new AbortController();
 		// The first Ctrl+C stops after the file being read (what was read is stored, packed and
 		// checkpointed: the next run goes on from there); a second one quits at once, which loses
 		// nothing either (every write is atomic) but leaves that work to the next run.
-		const onSigint = () => {
-			if (controller.signal.aborted) process.exit(130);
-			io.stderr("pbot-history: stopping after the file being read (Ctrl+C again quits at once)");
-			controller.abort();
-		};
-		process.on("SIGINT", onSigint);
-		try {
-			const { runIngestCommand } = await import("./ingestCommand.ts");
-			if (await runIngestCommand(mode, opts, io, io.signal ?? controller.signal)) throw new Interrupted();
-		} finally {
-			process.off("SIGINT", onSigint);
-		}
+		const stopped = await untilCtrlC(
+			async (signal) => {
+				const { runIngestCommand } = await import("./ingestCommand.ts");
+				return runIngestCommand(mode, opts, io, io.signal ?? signal);
+			},
+			{ saying: () => io.stderr("pbot-history: stopping after the file being read (Ctrl+C again quits at once)"), againQuits: true },
+		);
+		if (stopped) throw new Interrupted();
 	};
 
 	addWorkspaceOptions(program.command("ingest"), io.cwd)
@@ -120,13 +142,8 @@ function buildProgram(io: CliIo): Command {
 		.description("make the pending summaries now, with a model and key from Pi's settings (Ctrl+C stops cleanly)")
 		.option("-m, --model <provider/id>", "the model to use (default: Pi's default model)")
 		.option("--json", "print the report as JSON")
-		.action(async (opts: WorkspaceOptions & { model?: string; json?: boolean }) => {
-			const controller = new AbortController();
-			const onSigint = () => controller.abort();
-			// `on`, not `once`: a library's exit hook (signal-exit) re-raises the signal when it finds
-			// itself the only listener left, which a `once` listener makes it after it has run.
-			process.on("SIGINT", onSigint);
-			try {
+		.action((opts: WorkspaceOptions & { model?: string; json?: boolean }) =>
+			untilCtrlC(async (signal) => {
 				// Loaded here: it needs Pi's SDK (auth, model registry), which costs any command that loads
 				// it about 100 MB before it reads a file.
 				const [{ summarizeWorkspace }, { openFromOptions }] = await Promise.all([import("./summarizeCommand.ts"), import("./workspaceService.ts")]);
@@ -134,7 +151,7 @@ function buildProgram(io: CliIo): Command {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
 					...(opts.model ? { model: opts.model } : {}),
-					signal: controller.signal,
+					signal,
 					onPlan: (plan, model) => io.stderr(`pbot: making ${plan} with ${model}; Ctrl+C stops (what is made is kept)`),
 					onProgress: (done, total) => io.stderr(`pbot: summaries ${done}/${total}`),
 				});
@@ -146,21 +163,14 @@ function buildProgram(io: CliIo): Command {
 					);
 				}
 				if (report.aborted) throw new Interrupted();
-			} finally {
-				process.off("SIGINT", onSigint);
-			}
-		});
+			}),
+		);
 
 	addWorkspaceOptions(program.command("watch"), io.cwd)
 		.description("keep the archives current while Pi runs, showing each new Q&A (Ctrl+C stops)")
 		.option("--json", "print every history event as NDJSON instead (the initial replay included)")
-		.action(async (opts: WorkspaceOptions & { json?: boolean }) => {
-			const controller = new AbortController();
-			const onSigint = () => controller.abort();
-			// `on`, not `once`: a library's exit hook (signal-exit) re-raises the signal when it finds
-			// itself the only listener left, which a `once` listener makes it after it has run.
-			process.on("SIGINT", onSigint);
-			try {
+		.action((opts: WorkspaceOptions & { json?: boolean }) =>
+			untilCtrlC(async (signal) => {
 				// Loaded here: chokidar, ndjson and the live tail are for this command only.
 				const [{ watchWorkspace }, { openFromOptions, discoveryFromOptions }] = await Promise.all([
 					import("./watchCommand.ts"),
@@ -172,12 +182,10 @@ function buildProgram(io: CliIo): Command {
 					json: opts.json ?? false,
 					stdout: io.stdout,
 					stderr: io.stderr,
-					signal: io.signal ?? controller.signal,
+					signal: io.signal ?? signal,
 				});
-			} finally {
-				process.off("SIGINT", onSigint);
-			}
-		});
+			}),
+		);
 
 	program
 		.command("bench")
