@@ -85,6 +85,7 @@ export function quotedQuery(query: string): string {
 
 export function formatSessions(result: SessionListResult): string {
 	if (result.total === 0) return "No sessions found.";
+	if (result.sessions.length === 0) return `${result.total} session(s); ${emptyPage(result)}`;
 	const rows = result.sessions.map((s) => [
 		formatTime(s.lastAt),
 		s.sessionId,
@@ -94,7 +95,6 @@ export function formatSessions(result: SessionListResult): string {
 		`${s.summariesReady}/${s.summariesPending}`,
 		printable(oneLine(s.title, TITLE_WIDTH)),
 	]);
-	if (result.sessions.length === 0) return `${result.total} session(s); ${emptyPage(result)}`;
 	return [
 		`Sessions ${shown(result, result.sessions.length)}, newest first (times in UTC):`,
 		"",

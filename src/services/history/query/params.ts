@@ -57,12 +57,12 @@ export function parseNonNegativeInteger(name: string, value: unknown): number | 
 	throw badParameter(name, `must be a non-negative integer (got ${quote(value)})`);
 }
 
-/** `offset` and `limit`: the limit defaults to `defaultLimit` and is clamped to `maxLimit`. */
 /** Where the last page of `total` items starts, `limit` a page (`total` and `limit` above 0): what to say to an offset past the end. */
 export function lastPageOffset(total: number, limit: number): number {
 	return Math.floor((total - 1) / limit) * limit;
 }
 
+/** `offset` and `limit`: the limit defaults to `defaultLimit` and is clamped to `maxLimit`. */
 export function parsePage(offset: unknown, limit: unknown, options: { readonly defaultLimit: number; readonly maxLimit: number }): PageRequest {
 	const o = parseNonNegativeInteger("offset", offset) ?? 0;
 	const asked = parseNonNegativeInteger("limit", limit) ?? options.defaultLimit;
