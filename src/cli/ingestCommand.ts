@@ -34,7 +34,7 @@ export async function runIngestCommand(
 		return true;
 	}
 	if (!opts.json && report.sessions.length === 0 && report.unchangedFiles === 0) {
-		const note = await emptyHistoryNote(service, opts, io.cwd);
+		const note = await emptyHistoryNote(opts, io.cwd);
 		if (note !== "") io.stdout(note.slice(1));
 	}
 	const failed = ingestTotals(report).failed;

@@ -88,7 +88,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(service, opts, io.cwd);
+			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
 			print(opts.json, result, () => loaded.formatSessions(result) + note);
 		});
 
@@ -101,7 +101,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const service = loaded.openFromOptions(opts, io.cwd);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(service, opts, io.cwd);
+			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
 			print(opts.json, result, () => (result.kind === "sessions" ? loaded.formatSessions(result) : loaded.formatSearch(result, { color: io.color })) + note);
 		});
 
