@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -104,6 +104,43 @@ describe("withFileLock", () => {
 		await expect(withFileLock(lock, async () => "ran", { timeoutMs: 200 })).rejects.toThrow(/held by pid \d+ on /);
 		setTimeout(() => void rm(lock), 150);
 		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 5_000 })).toBe("ran");
+	});
+
+	it("tells a waiter who holds the lock, once, and a signal stops the wait without running the work", async () => {
+		await plantLock({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:00:00.000Z", token: "live" });
+		const told: unknown[] = [];
+		const controller = new AbortController();
+		let ran = false;
+		const waiting = withFileLock(
+			lock,
+			async () => {
+				ran = true;
+			},
+			{ timeoutMs: Number.POSITIVE_INFINITY, signal: controller.signal, onWait: (h) => void told.push(h) },
+		);
+		await new Promise((r) => setTimeout(r, 300));
+		expect(told).toEqual([{ pid: process.ppid, host: hostname(), since: "2026-12-06T05:00:00.000Z" }]);
+		controller.abort(new Error("stopped by the person"));
+		await expect(waiting).rejects.toThrow("stopped by the person");
+		expect(ran).toBe(false);
+		expect(JSON.parse(await readFile(lock, "utf8")).token).toBe("live");
+	});
+
+	it("renews a held lock's age while it is held (heartbeatMs), so a long holder is not judged stale", async () => {
+		const ages: number[] = [];
+		await withFileLock(
+			lock,
+			async () => {
+				for (let i = 0; i < 4; i++) {
+					await new Promise((r) => setTimeout(r, 150));
+					ages.push(Date.now() - (await stat(lock)).mtimeMs);
+				}
+			},
+			{ heartbeatMs: 50 },
+		);
+		// Without renewal the last age would be ≥ 600 ms.
+		expect(Math.max(...ages)).toBeLessThan(300);
+		expect(await readdir(dir)).toEqual([]);
 	});
 
 	it("does not delete a lock that somebody else took after judging its own stale", async () => {

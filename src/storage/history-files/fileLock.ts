@@ -3,6 +3,7 @@ import { randomBytes } from "../../services/history/model/lazyCrypto.ts";
 import { createRequire } from "node:module";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import type { LeaseHolder } from "../../services/history/service/ports.ts";
 import { readRegularFile, readRegularText } from "./regularFile.ts";
 
 /**
@@ -30,9 +31,21 @@ import { readRegularFile, readRegularText } from "./regularFile.ts";
 export interface FileLockOptions {
 	/** A lock older than this is stale whoever holds it. Default 30 s. */
 	readonly staleMs?: number;
-	/** Give up waiting after this long (a `FileLockTimeout`). Default 60 s: longer than `staleMs`. */
+	/** Give up waiting after this long (a `FileLockTimeout`). Default 60 s: longer than `staleMs`. `Infinity`: wait while the holder lives. */
 	readonly timeoutMs?: number;
+	/**
+	 * While held, the lock's mtime is renewed this often, so a lock held for longer than `staleMs`
+	 * (a whole ingest, not one write) is not judged stale while its holder works. Default: never.
+	 */
+	readonly heartbeatMs?: number;
+	/** Told who holds the lock, once, when a caller has to wait for another holder. */
+	readonly onWait?: (holder: LockHolder) => void;
+	/** Stops waiting: the call rejects with the signal's reason (nothing was run). */
+	readonly signal?: AbortSignal;
 }
+
+/** Who holds a lock another caller waits for (the service's `LeaseHolder`). */
+export type LockHolder = LeaseHolder;
 
 /** What a lock file holds. */
 interface LockInfo {
@@ -79,9 +92,11 @@ export function withFileLock<T>(lockPath: string, fn: () => Promise<T>, options:
 		.catch(() => undefined)
 		.then(async () => {
 			const token = await acquire(lockPath, options);
+			const heartbeat = options.heartbeatMs !== undefined ? renewEvery(lockPath, token, options.heartbeatMs) : undefined;
 			try {
 				return await fn();
 			} finally {
+				if (heartbeat) clearInterval(heartbeat);
 				await release(lockPath, token);
 			}
 		});
@@ -108,7 +123,9 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	const token = `${processToken}${(tokenCounter++).toString(16)}`;
 	const thread = currentThreadId();
 	const info: LockInfo = { pid: process.pid, ...(thread !== 0 ? { thread } : {}), host: hostname(), at: new Date().toISOString(), token };
+	let told = false;
 	for (let attempt = 0; ; attempt++) {
+		options.signal?.throwIfAborted();
 		// Held before the file exists: a caller of this process that reads the file while it is
 		// being written (under another path to it) must not judge it a leftover of a dead pid.
 		heldTokens.add(token);
@@ -133,8 +150,12 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 			const who = current.info ? `pid ${current.info.pid} on ${current.info.host} since ${current.info.at}` : "an unknown holder";
 			throw new FileLockTimeout(`${basename(lockPath)} is held by ${who}`);
 		}
+		if (!told && current.info && options.onWait) {
+			told = true;
+			options.onWait({ pid: current.info.pid, host: current.info.host, since: current.info.at });
+		}
 		// Jittered, growing waits: two waiters do not retry in step.
-		await sleep(Math.min(50, 2 + attempt * 2) * (0.5 + Math.random()));
+		await sleep(Math.min(50, 2 + attempt * 2) * (0.5 + Math.random()), options.signal);
 	}
 }
 
@@ -223,6 +244,34 @@ async function breakStale(lockPath: string, staleToken: string | undefined): Pro
 	}
 }
 
-function sleep(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less if `signal` aborts (the caller's loop then throws its reason). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve) => {
+		const timer = setTimeout(done, ms);
+		function done(): void {
+			clearTimeout(timer);
+			signal?.removeEventListener("abort", done);
+			resolve();
+		}
+		signal?.addEventListener("abort", done, { once: true });
+	});
+}
+
+/**
+ * Renews the lock's mtime every `ms` while it is still ours (a waiter judges a lock by its age):
+ * the timer does not keep the process alive, and a failed renewal only lets the lock age.
+ */
+function renewEvery(lockPath: string, token: string, ms: number): NodeJS.Timeout {
+	const timer = setInterval(() => {
+		try {
+			const text = readRegularText(lockPath);
+			if (text === undefined || parseInfo(text).info?.token !== token) return;
+		} catch {
+			return; // no longer a regular file: not ours to renew
+		}
+		const now = new Date();
+		fsp.utimes(lockPath, now, now).catch(() => undefined);
+	}, ms);
+	timer.unref();
+	return timer;
 }

@@ -231,6 +231,27 @@ export interface CheckpointStore {
 	save(checkpoints: ReadonlyMap<string, SourceCheckpoint>): Promise<void>;
 }
 
+/** Who holds the ingest lease another process waits for: for a person to read. */
+export interface LeaseHolder {
+	readonly pid: number;
+	readonly host: string;
+	/** When it was taken (ISO time; empty if unknown). */
+	readonly since: string;
+}
+
+/**
+ * One reader of many session files per workspace at a time, across processes (the workspace's
+ * `.pi/pbot/ingest.lock`): `runIngest` holds it for a run that reads many files, so a second
+ * process waits and then finds them archived, instead of reading them all again at the same time.
+ */
+export interface IngestLease {
+	/**
+	 * Runs `run` holding the lease. `onWait` is told who holds it, once, if another process does;
+	 * `signal` stops the wait (the call rejects with its reason and `run` is not called).
+	 */
+	hold<T>(run: () => Promise<T>, options?: { readonly onWait?: (holder: LeaseHolder) => void; readonly signal?: AbortSignal }): Promise<T>;
+}
+
 /** Finds the session files that belong to the workspace. */
 export interface SessionDiscovery {
 	discover(): Promise<{ readonly sources: readonly SessionSource[]; readonly warnings: readonly string[] }>;
