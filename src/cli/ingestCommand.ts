@@ -18,10 +18,10 @@ export interface IngestCommandOptions extends WorkspaceOptions {
 export async function runIngestCommand(
 	mode: "refresh" | "ingest",
 	opts: IngestCommandOptions,
-	io: { readonly stdout: (text: string) => void; readonly cwd: string },
+	io: { readonly stdout: (text: string) => void; readonly stderr?: (text: string) => void; readonly cwd: string },
 	signal?: AbortSignal,
 ): Promise<boolean> {
-	const service = openFromOptions(opts, io.cwd);
+	const service = openFromOptions(opts, io.cwd, io.stderr);
 	const report = await (mode === "refresh"
 		? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) })
 		: service.ingest(signal ? { signal } : {}));

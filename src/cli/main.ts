@@ -147,7 +147,7 @@ function buildProgram(io: CliIo): Command {
 				// Loaded here: it needs Pi's SDK (auth, model registry), which costs any command that loads
 				// it about 100 MB before it reads a file.
 				const [{ summarizeWorkspace }, { openFromOptions }] = await Promise.all([import("./summarizeCommand.ts"), import("./workspaceService.ts")]);
-				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd), {
+				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd, io.stderr), {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
 					...(opts.model ? { model: opts.model } : {}),
@@ -177,7 +177,7 @@ function buildProgram(io: CliIo): Command {
 					import("./workspaceService.ts"),
 				]);
 				await watchWorkspace({
-					service: openFromOptions(opts, io.cwd),
+					service: openFromOptions(opts, io.cwd, io.stderr),
 					...discoveryFromOptions(opts, io.cwd),
 					json: opts.json ?? false,
 					stdout: io.stdout,

@@ -85,7 +85,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd);
+			const service = loaded.openFromOptions(opts, io.cwd, io.stderr);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -98,7 +98,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd);
+			const service = loaded.openFromOptions(opts, io.cwd, io.stderr);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -120,7 +120,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
 			};
 			const { openFromOptions, formatRead } = await load();
-			const service = openFromOptions(opts, io.cwd);
+			const service = openFromOptions(opts, io.cwd, io.stderr);
 			const result = await service.read(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => formatRead(result));

@@ -7,14 +7,19 @@ import { accessSync, constants, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
+import { waitingText } from "../integrations/pi/history/progressStatus.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import { UsageError } from "./usageError.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
-/** The history service of the workspace the options name. */
-export function openFromOptions(opts: WorkspaceOptions, cwd: string): HistoryService {
+/**
+ * The history service of the workspace the options name. `say`: where a person reads that an
+ * ingest waits for another pbot process (stderr), once per wait.
+ */
+export function openFromOptions(opts: WorkspaceOptions, cwd: string, say?: (text: string) => void): HistoryService {
 	return openWorkspaceHistory({
+		...(say ? { onWait: (holder) => holder && say(`pbot-history: ${waitingText(holder)}; Ctrl+C stops`) } : {}),
 		workspace: workspaceFolder(opts, cwd),
 		...(opts.sessions ? { sessionDirs: sessionFolders(opts.sessions, cwd) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),

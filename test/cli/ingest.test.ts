@@ -2,9 +2,11 @@ import { existsSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { hostname } from "node:os";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";
 
 const exec = promisify(execFile);
@@ -148,5 +150,25 @@ describe("pbot-history ingest", () => {
 		expect(out.join("")).toMatch(/archive\(s\) written, 1 FAILED/);
 		expect(out.join("")).toContain(`${victim}.json is a folder`);
 		expect(err.join("")).toMatch(/1 archive write\(s\) failed/);
+	});
+
+	it("says on stderr that it waits for another pbot process reading the workspace's sessions, and who, then goes on", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		await mkdir(join(ws.workspace, ".pi", "pbot"), { recursive: true });
+		// The lease of a live process of this host (this test's parent), as an ingest holds it.
+		const lease = join(ws.workspace, ".pi", "pbot", "ingest.lock");
+		await writeFile(lease, JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:01:02.000Z", token: "theirs" }));
+		const { io, out, err } = capture(ws.workspace);
+		const run = runCli(["ingest", "--sessions", "pi-sessions"], io);
+		await waitFor(() => err.length > 0, "the waiting line");
+		expect(err).toEqual([
+			`pbot-history: waiting for another pbot process (pid ${process.ppid}, since 05:01:02 UTC) that is reading this workspace's sessions; Ctrl+C stops`,
+		]);
+		expect(out).toEqual([]);
+		await rm(lease);
+		expect(await run).toBe(0);
+		expect(out.join("")).toMatch(/Ingested 17 session\(s\)/);
+		expect(existsSync(lease)).toBe(false);
 	});
 });

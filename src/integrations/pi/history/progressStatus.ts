@@ -1,3 +1,5 @@
+import { hostname } from "node:os";
+import type { LeaseHolder } from "../../../services/history/service/ports.ts";
 /** Work of fewer items than this shows no progress. */
 const PROGRESS_MIN = 5;
 /** Progress is shown at most this often. */
@@ -31,4 +33,25 @@ export class ProgressStatus {
 			// a stale Pi context after a switch: the status no longer matters
 		}
 	}
+
+	/** Shows that an ingest waits for another process's (`undefined`: the wait is over; progress follows). */
+	waiting(holder: LeaseHolder | undefined): void {
+		const status = this.status;
+		if (!status) return;
+		try {
+			status(holder ? `pbot: ${waitingText(holder)}` : undefined);
+		} catch {
+			// a stale Pi context after a switch: the status no longer matters
+		}
+	}
+}
+
+/**
+ * What an ingest waiting for the workspace's ingest lease says (Pi's footer, the CLI's stderr):
+ * who holds it, so a person can tell a stuck process from a busy one.
+ */
+export function waitingText(holder: LeaseHolder): string {
+	const since = holder.since ? `, since ${holder.since.slice(11, 19)} UTC` : "";
+	const where = holder.host === hostname() ? "" : ` on ${holder.host}`;
+	return `waiting for another pbot process (pid ${holder.pid}${where}${since}) that is reading this workspace's sessions`;
 }

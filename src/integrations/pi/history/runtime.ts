@@ -85,6 +85,7 @@ export class HistoryRuntime {
 				},
 				...(facts.sessionDir ? { sessionDirs: [facts.sessionDir] } : {}),
 				progress: (work, done, total) => this.progress.show(work, done, total),
+				onWait: (holder) => this.progress.waiting(holder),
 				onMigration: (report, error) => {
 					if (error) this.problems.push(`migration from the old location failed: ${error.message}`);
 					else if (report) this.problems.push(...migrationNotes(report));

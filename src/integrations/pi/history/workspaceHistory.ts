@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { piAgentDir } from "./agentDir.ts";
 import { HistoryService, type ProgressListener } from "../../../services/history/service/historyService.ts";
-import type { SessionDiscovery } from "../../../services/history/service/ports.ts";
+import type { LeaseHolder, SessionDiscovery } from "../../../services/history/service/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
-import { workspaceArchiveStore, workspaceTextStore } from "../../../storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceIngestLease, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
 import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./workspaceMigration.ts";
 
@@ -24,6 +24,8 @@ export interface WorkspaceHistoryOptions {
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
 	/** Told how far long work is (session files read, projection files made again). */
 	readonly progress?: ProgressListener;
+	/** Told who holds the workspace's ingest lease while an ingest waits for another process, `undefined` once it is over. */
+	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 	/** Sessions the text pack may leave to their own files before an ingest or a warm-up packs again (default 64; tests: fewer). */
 	readonly packAfter?: number;
 }
@@ -48,6 +50,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
 		...(options.onMigration ? { onMigration: options.onMigration } : {}),
 		...(options.progress ? { progress: options.progress } : {}),
+		...(options.onWait ? { onWait: options.onWait } : {}),
 		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
 	});
 }
@@ -63,6 +66,8 @@ export interface CreateWorkspaceHistoryOptions {
 	readonly onMigration?: (report: MigrationReport | undefined, error?: Error) => void;
 	/** Told how far long work is (files read, projection files made again): Pi's footer shows it. */
 	readonly progress?: ProgressListener;
+	/** Told who holds the workspace's ingest lease while an ingest waits for another process, `undefined` once it is over. */
+	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 	readonly packAfter?: number;
 }
 
@@ -83,7 +88,9 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		discovery,
 		checkpoints: workspaceCheckpointStore(workspace),
 		text: workspaceTextStore(workspace),
+		lease: workspaceIngestLease(workspace),
 		...(options.progress ? { progress: options.progress } : {}),
+		...(options.onWait ? { onWait: options.onWait } : {}),
 		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
 	});
 }

@@ -8,7 +8,17 @@ import { TextProjection } from "../projections/text/textProjection.ts";
 import type { ReadParams, ReadResult, SearchParams, SessionListResult, SessionsParams } from "../query/index.ts";
 import { ArchiveCache } from "./archiveCache.ts";
 import { type AppliedFile, type IngestReport, replayFile, reportOf, runIngest, sessionOfFile } from "./ingestRun.ts";
-import type { ArchiveStore, CheckpointStore, SessionDiscovery, SessionSource, SourceCheckpoint, SourceState, TextStore } from "./ports.ts";
+import type {
+	ArchiveStore,
+	CheckpointStore,
+	IngestLease,
+	LeaseHolder,
+	SessionDiscovery,
+	SessionSource,
+	SourceCheckpoint,
+	SourceState,
+	TextStore,
+} from "./ports.ts";
 import { HistoryQueries, type SearchAnswer, type SearchOptions } from "./queries.ts";
 import { Repairs } from "./repairs.ts";
 import { type Durability, SessionWriter } from "./sessionWriter.ts";
@@ -35,6 +45,10 @@ export interface HistoryServiceOptions {
 	readonly progress?: ProgressListener;
 	/** Sessions the text pack may leave to their own files before an ingest or a warm-up packs again (default 64). */
 	readonly packAfter?: number;
+	/** The workspace's ingest lease across processes (`IngestLease`): without it, nothing waits for another process. */
+	readonly lease?: IngestLease;
+	/** Told who holds the ingest lease while an ingest waits for it, and `undefined` once the wait is over. */
+	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 }
 
 /** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
@@ -283,6 +297,8 @@ export class HistoryService {
 				syncDeferred: () => this.writer.syncDeferred(),
 				...(this.options.checkpoints ? { saveCheckpoints: this.options.checkpoints.save.bind(this.options.checkpoints) } : {}),
 				packing: (files: number, run: () => Promise<void>) => this.projection.packingWhile(files, run),
+				...(this.options.lease ? { lease: this.options.lease, reloadStored: () => this.reloadStored() } : {}),
+				...(this.options.onWait ? { onWait: this.options.onWait } : {}),
 			};
 			const progress = this.options.progress;
 			return runIngest(ports, sources, skipUnchanged, warnings, progress ? (done, total) => progress("sessions", done, total) : undefined, signal);
@@ -296,6 +312,18 @@ export class HistoryService {
 				if (this.undiscovered === run) this.undiscovered = undefined;
 			});
 		return report;
+	}
+
+	/**
+	 * What another process may have stored while this one waited for the ingest lease: the archives'
+	 * listing and the checkpoints (the stored ones replace those in memory; one out of date only
+	 * costs a read, a checkpoint being trusted only while its file is as it says).
+	 */
+	private async reloadStored(): Promise<void> {
+		await this.archives.relist();
+		if (!this.options.checkpoints || !this.checkpoints) return;
+		const stored = await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>());
+		for (const [key, value] of stored) this.checkpoints.set(key, value);
 	}
 
 	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */

@@ -1,7 +1,7 @@
 import type { HistoryEvent } from "../model/events.ts";
 import { isValidId } from "../model/ids.ts";
 import type { SessionArchive } from "../projections/archive.ts";
-import type { SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
+import type { IngestLease, LeaseHolder, SessionSource, SourceCheckpoint, SourceState } from "./ports.ts";
 
 /** Counts for one ingested session. */
 export interface SessionIngestReport {
@@ -54,7 +54,20 @@ export interface IngestRunPorts {
 	saveCheckpoints?(fresh: ReadonlyMap<string, SourceCheckpoint>): Promise<void>;
 	/** Runs the reading of `files` files and their writes (`run`), their projections perhaps stored into a new pack (`TextProjection.packingWhile`). */
 	packing?(files: number, run: () => Promise<void>): Promise<void>;
+	/** The workspace's ingest lease, held by a run that reads `BULK_FILES` files or more. */
+	readonly lease?: IngestLease;
+	/** Told who holds the lease while this run waits for it, and `undefined` once it has it. */
+	onWait?(holder: LeaseHolder | undefined): void;
+	/** Reads again what another process may have stored before the lease was had: checkpoints, the archives' listing. */
+	reloadStored?(): Promise<void>;
 }
+
+/**
+ * A run that reads this many files or more takes the workspace's ingest lease first. Fewer (the
+ * files a turn or two changed) never wait for another process's long run: reading them twice
+ * costs less than the wait, and their writes merge under the archives' own locks.
+ */
+export const BULK_FILES = 8;
 
 /** Archive writes an ingest keeps in flight while it reads on (they wait on the disk, not the CPU). */
 export const MAX_PENDING_WRITES = 8;
@@ -68,10 +81,11 @@ interface Todo {
 }
 
 /**
- * One ingest over the discovered sources: picks the files to read (see `filesToRead`), reads the
- * next file while the current one is applied, keeps up to `MAX_PENDING_WRITES` archive writes in
- * flight, syncs the history folder once at the end, and only then saves the checkpoints that
- * vouch for what was written. `progress` is told 0 of the files to read first, then each one read.
+ * One ingest over the discovered sources: picks the files to read (see `filesToRead`) — holding
+ * the workspace's ingest lease when they are many (`BULK_FILES`) — reads the next file while the
+ * current one is applied, keeps up to `MAX_PENDING_WRITES` archive writes in flight, syncs the
+ * history folder once at the end, and only then saves the checkpoints that vouch for what was
+ * written. `progress` is told 0 of the files to read first, then each one read.
  */
 export async function runIngest(
 	ports: IngestRunPorts,
@@ -83,6 +97,54 @@ export async function runIngest(
 ): Promise<IngestReport> {
 	const fresh = new Map<string, SourceCheckpoint>();
 	const todo = await filesToRead(ports, sources, skipUnchanged, fresh);
+	const lease = ports.lease;
+	if (!lease || todo.length < BULK_FILES) return readFiles(ports, todo, fresh, sources.length, warnings, progress, signal);
+	// Many files: one process at a time reads them. Once the lease is had, what another process
+	// stored meanwhile is read again, and the files are picked again (those it archived are skipped).
+	let waited = false;
+	let started = false;
+	try {
+		return await lease.hold(
+			async () => {
+				started = true;
+				if (waited) ports.onWait?.(undefined);
+				await ports.reloadStored?.();
+				fresh.clear();
+				const picked = await filesToRead(ports, sources, skipUnchanged, fresh);
+				return readFiles(ports, picked, fresh, sources.length, warnings, progress, signal);
+			},
+			{
+				onWait: (holder) => {
+					waited = true;
+					ports.onWait?.(holder);
+				},
+				...(signal ? { signal } : {}),
+			},
+		);
+	} catch (err) {
+		if (started) throw err;
+		if (waited) ports.onWait?.(undefined);
+		// Stopped while waiting: nothing was read.
+		if (signal?.aborted) return { sessions: [], unchangedFiles: sources.length - todo.length, warnings, stopped: todo.length };
+		// No lease to be had (a read-only workspace, a folder in the way): read without it, as before leases.
+		warnings.push(`ingest lease: ${(err as Error).message}`);
+		return readFiles(ports, todo, fresh, sources.length, warnings, progress, signal);
+	}
+}
+
+/**
+ * Reads `todo` and applies each file (see `runIngest`); `sourceCount`: the files discovered, for
+ * the report's count of unchanged ones.
+ */
+async function readFiles(
+	ports: IngestRunPorts,
+	todo: readonly Todo[],
+	fresh: Map<string, SourceCheckpoint>,
+	sourceCount: number,
+	warnings: string[],
+	progress?: (done: number, total: number) => void,
+	signal?: AbortSignal,
+): Promise<IngestReport> {
 	if (todo.length > 0) progress?.(0, todo.length);
 	const reports: SessionIngestReport[] = [];
 	/** Sessions whose archive write failed. */
@@ -164,7 +226,7 @@ export async function runIngest(
 	}
 	// A failed write is not "written": the report says so, and the CLI exits non-zero.
 	const sessions = failed.size === 0 ? reports : reports.map((r) => (failed.has(r.sessionId) ? { ...r, written: false, failed: true } : r));
-	return { sessions, unchangedFiles: sources.length - todo.length, warnings, ...(read < todo.length ? { stopped: todo.length - read } : {}) };
+	return { sessions, unchangedFiles: sourceCount - todo.length, warnings, ...(read < todo.length ? { stopped: todo.length - read } : {}) };
 }
 
 /**

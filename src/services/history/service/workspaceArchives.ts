@@ -30,6 +30,11 @@ export class WorkspaceArchives {
 		return this.stored;
 	}
 
+	/** Lists the stored archives again (another process may have written some since). */
+	async relist(): Promise<void> {
+		this.stored = new Set(await this.store.list());
+	}
+
 	/** This process wrote the session's archive. */
 	written(sessionId: string): void {
 		this.stored?.add(sessionId);
