@@ -4,7 +4,7 @@
  * peak RSS through a tiny preload that writes `process.resourceUsage().maxRSS` at exit to a file
  * named by an environment variable (no extra package, works wherever Node does).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -96,6 +96,45 @@ function runOnce(command: string, args: readonly string[], options: RunOptions):
 		...(peakRss !== undefined && Number.isFinite(peakRss) ? { peakRss } : {}),
 		...(timedOut ? { timedOut } : {}),
 	};
+}
+
+/** One of two processes run at once (`runOverlapping`): its command, and when to start it after the first. */
+export interface OverlappingRun {
+	readonly command: string;
+	readonly args: readonly string[];
+	readonly startAfterMs: number;
+}
+
+/**
+ * Runs processes at the same time, each started `startAfterMs` after the first: two pbot processes
+ * working on one workspace, as two terminals or two Pi sessions do. Each one's time is from its own
+ * spawn to its exit; stdout and stderr kept as text. No peak RSS, no retry; killed at
+ * `DEFAULT_TIMEOUT_MS` (or the options' limit) like any run.
+ */
+export async function runOverlapping(runs: readonly OverlappingRun[], options: RunOptions): Promise<ProcessRun[]> {
+	const env = { ...process.env, ...(options.env ?? {}) };
+	const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+	const one = (run: OverlappingRun): Promise<ProcessRun> =>
+		new Promise((resolve) => {
+			setTimeout(() => {
+				const started = performance.now();
+				const child = spawn(run.command, run.args, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+				let stdout = "";
+				let stderr = "";
+				child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+				child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+				const limit = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+				child.on("error", (err) => {
+					clearTimeout(limit);
+					resolve({ ms: performance.now() - started, code: null, stdout, stderr: err.message });
+				});
+				child.on("close", (code, signal) => {
+					clearTimeout(limit);
+					resolve({ ms: performance.now() - started, code, ...(signal ? { signal } : {}), stdout, stderr });
+				});
+			}, run.startAfterMs);
+		});
+	return Promise.all(runs.map(one));
 }
 
 /** How the CLI is started: the built bin (`dist` runtime), or the sources through tsx. */

@@ -54,6 +54,8 @@ describe("npm run bench", () => {
 		expect(report.context.some((r) => r.measure.includes("the first search after a start with no archives"))).toBe(true);
 		expect(report.context.some((r) => r.measure.includes("a search right after an exchange") && /\d/.test(r.ours))).toBe(true);
 		expect(report.context.some((r) => r.measure.includes("ndjson"))).toBe(true);
+		// Two processes on one fresh workspace both ended well (a figure for each, not "n/a").
+		expect(report.context.find((r) => r.measure.includes("into another process's cold `ingest`"))?.ours).toMatch(/^\d[\d.]* m?s \/ \d/);
 		// The package as Pi loads it at every start: the bundle, through Pi's loader, without RxJS's CommonJS build.
 		const piLoad = report.context.find((r) => r.measure.startsWith("Pi loading the package as installed"));
 		expect(piLoad?.ours).toMatch(/\d/);
