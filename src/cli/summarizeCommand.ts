@@ -40,7 +40,7 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	if (backlog.pastCalls > 0) options.onPlan?.(describeBacklog(backlog), `${model.provider}/${model.id}`);
 	await service.loadSessions(due.keys());
 	const report = await runSummaryPass(
-		{ state: () => service.heldState(), applyEvents: (events) => service.applyEvents(events) },
+		service.summaryTarget(),
 		piSummaryModel(model, { ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}) }),
 		options.signal,
 		options.onProgress ? { onProgress: options.onProgress } : {},

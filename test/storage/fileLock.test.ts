@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FileLockTimeout, lockPathOf, withFileLock } from "../../src/storage/history-files/fileLock.ts";
+import { FileLockTimeout, lockPathOf, tryFileLock, withFileLock } from "../../src/storage/history-files/fileLock.ts";
 import { exited, spawnChild } from "../durability/children/spawn.ts";
 
 let dir: string;
@@ -161,6 +161,29 @@ describe("withFileLock", () => {
 		).toEqual([0, 0, 0]);
 		expect(Number(await readFile(counter, "utf8"))).toBe(120);
 		expect(await readdir(dir)).toEqual(["counter"]);
+	});
+});
+
+describe("tryFileLock", () => {
+	it("takes a free lock and gives a release; a second try, in this process or while another live process holds it, gets nothing", async () => {
+		const release = await tryFileLock(lock);
+		expect(release).toBeTypeOf("function");
+		expect(await tryFileLock(lock)).toBeUndefined();
+		await release?.();
+		expect(await readdir(dir)).toEqual([]);
+		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "theirs" });
+		expect(await tryFileLock(lock)).toBeUndefined();
+		expect(JSON.parse(await readFile(lock, "utf8")).token).toBe("theirs");
+	});
+
+	it("takes over a lock whose holder is gone, and leaves a lock withFileLock holds in this process", async () => {
+		await plantLock({ pid: deadPid(), host: hostname(), at: "now", token: "dead" });
+		const release = await tryFileLock(lock);
+		expect(release).toBeTypeOf("function");
+		await release?.();
+		await withFileLock(lock, async () => {
+			expect(await tryFileLock(lock)).toBeUndefined();
+		});
 	});
 });
 

@@ -106,6 +106,35 @@ export function withFileLock<T>(lockPath: string, fn: () => Promise<T>, options:
 	});
 }
 
+/**
+ * Takes the lock file if nobody else holds it, without waiting: the release, or `undefined` when a
+ * live holder (another process, or this one) has it. A stale lock is broken as `withFileLock` does.
+ * For work another process may be doing already, which a second one should leave rather than
+ * repeat (a session's summaries: paid calls). Held until the release is called; renewed every
+ * `heartbeatMs` meanwhile.
+ */
+export async function tryFileLock(
+	lockPath: string,
+	options: Pick<FileLockOptions, "staleMs" | "heartbeatMs"> = {},
+): Promise<(() => Promise<void>) | undefined> {
+	// Held, or being waited for, through `withFileLock` in this process.
+	if (queues.has(lockPath)) return undefined;
+	let token: string;
+	try {
+		token = await acquire(lockPath, { ...options, timeoutMs: 0 });
+	} catch (err) {
+		if (err instanceof FileLockTimeout) return undefined;
+		throw err;
+	}
+	const heartbeat = options.heartbeatMs !== undefined ? renewEvery(lockPath, token, options.heartbeatMs) : undefined;
+	let released: Promise<void> | undefined;
+	return () => {
+		if (heartbeat) clearInterval(heartbeat);
+		released ??= release(lockPath, token);
+		return released;
+	};
+}
+
 /** The lock file guarding `file`. */
 export function lockPathOf(file: string): string {
 	return `${file}.lock`;

@@ -234,10 +234,7 @@ export class HistoryRuntime {
 				// The archives with summaries due, not the whole history.
 				await service.loadSessions(all ? backlog.keys() : backlog.has(facts.sessionId) ? [facts.sessionId] : []);
 				return await runSummaryPass(
-					{
-						state: () => (only ? sessionOnly(service.heldState(), facts.sessionId, earlier) : service.heldState()),
-						applyEvents: (events) => service.applyEvents(events),
-					},
+					service.summaryTarget(only ? (state) => sessionOnly(state, facts.sessionId, earlier) : undefined),
 					piSummaryModel(model, auth),
 					controller.signal,
 					{

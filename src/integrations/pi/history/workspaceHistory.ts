@@ -3,7 +3,7 @@ import { piAgentDir } from "./agentDir.ts";
 import { HistoryService, type ProgressListener } from "../../../services/history/service/historyService.ts";
 import type { LeaseHolder, SessionDiscovery } from "../../../services/history/service/ports.ts";
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
-import { workspaceArchiveStore, workspaceIngestLease, workspaceTextStore } from "../../../storage/history-files/index.ts";
+import { workspaceArchiveStore, workspaceIngestLease, workspaceSummaryClaims, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
 import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./workspaceMigration.ts";
 
@@ -89,6 +89,7 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		checkpoints: workspaceCheckpointStore(workspace),
 		text: workspaceTextStore(workspace),
 		lease: workspaceIngestLease(workspace),
+		summaryClaims: workspaceSummaryClaims(workspace),
 		...(options.progress ? { progress: options.progress } : {}),
 		...(options.onWait ? { onWait: options.onWait } : {}),
 		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),

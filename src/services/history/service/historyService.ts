@@ -17,11 +17,13 @@ import type {
 	SessionSource,
 	SourceCheckpoint,
 	SourceState,
+	SummaryClaims,
 	TextStore,
 } from "./ports.ts";
 import { HistoryQueries, type SearchAnswer, type SearchOptions } from "./queries.ts";
 import { Repairs } from "./repairs.ts";
 import { type Durability, SessionWriter } from "./sessionWriter.ts";
+import type { SummaryTarget } from "../summaries/summaryWorker.ts";
 import { TimeSlice } from "./timeSlice.ts";
 import { WorkspaceArchives } from "./workspaceArchives.ts";
 
@@ -49,6 +51,8 @@ export interface HistoryServiceOptions {
 	readonly lease?: IngestLease;
 	/** Told who holds the ingest lease while an ingest waits for it, and `undefined` once the wait is over. */
 	readonly onWait?: (holder: LeaseHolder | undefined) => void;
+	/** Which process makes a session's summaries (`SummaryClaims`): without it, two processes may make the same ones. */
+	readonly summaryClaims?: SummaryClaims;
 }
 
 /** What is being done (`sessions`: files read; `search text`: projection files made again), how far. */
@@ -203,6 +207,45 @@ export class HistoryService {
 	 */
 	async warm(): Promise<void> {
 		await this.projection.catchUp(undefined, undefined, { pack: true });
+	}
+
+	/**
+	 * What a summary pass works on: the archives held (through `view`: Pi's pass over its current
+	 * session sees only that), the events it makes applied and written, and — with summary claims —
+	 * a session's summaries made only by the process that claims it: this one, after catching up
+	 * with what is stored (what another process made is not made again), or another, which the pass
+	 * leaves them to. A claim that cannot be taken for another reason (a read-only folder) does not
+	 * stop the pass. The claims go at the pass's end.
+	 */
+	summaryTarget(view: (state: ArchiveState) => ArchiveState = (state) => state): SummaryTarget {
+		const claims = this.options.summaryClaims;
+		const held = new Map<string, () => Promise<void>>();
+		return {
+			state: () => view(this.archives.held.state()),
+			applyEvents: (events) => this.applyEvents(events),
+			...(claims
+				? {
+						claim: async (sessionId: string) => {
+							let release: (() => Promise<void>) | undefined;
+							try {
+								release = await claims.claim(sessionId);
+							} catch (err) {
+								this.warnings.push(`summaries of ${sessionId}: not claimed (${(err as Error).message})`);
+								return true;
+							}
+							if (!release) return false;
+							held.set(sessionId, release);
+							await this.serially(() => this.archives.catchUpHeld(sessionId, this.warnings));
+							return true;
+						},
+						releaseClaims: async () => {
+							const releases = [...held.values()];
+							held.clear();
+							await Promise.all(releases.map((r) => r().catch(() => undefined)));
+						},
+					}
+				: {}),
+		};
 	}
 
 	/** The archives in memory now: all of them after `load`, those with due summaries after `loadDue`, … */

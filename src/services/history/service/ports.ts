@@ -252,6 +252,16 @@ export interface IngestLease {
 	hold<T>(run: () => Promise<T>, options?: { readonly onWait?: (holder: LeaseHolder) => void; readonly signal?: AbortSignal }): Promise<T>;
 }
 
+/**
+ * Which process makes a session's summaries, across processes (a lock file per session): two Pi
+ * sessions summarizing one workspace's backlog, or `pbot-history summarize` beside Pi, would
+ * otherwise pay for every summary twice.
+ */
+export interface SummaryClaims {
+	/** The session's summaries are this process's to make until the release is called; `undefined`: another process is making them. */
+	claim(sessionId: string): Promise<(() => Promise<void>) | undefined>;
+}
+
 /** Finds the session files that belong to the workspace. */
 export interface SessionDiscovery {
 	discover(): Promise<{ readonly sources: readonly SessionSource[]; readonly warnings: readonly string[] }>;

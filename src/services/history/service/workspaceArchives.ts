@@ -1,6 +1,7 @@
 import type { HistoryEvent } from "../model/events.ts";
 import { isValidId } from "../model/ids.ts";
 import { eventsBySession, evolveSession, type SessionArchive } from "../projections/archive.ts";
+import { mergeArchives } from "../projections/mergeArchives.ts";
 import { HeldArchives } from "./heldArchives.ts";
 import { mapLimit } from "./ingestRun.ts";
 import type { ArchiveStore, SourceCheckpoint } from "./ports.ts";
@@ -33,6 +34,27 @@ export class WorkspaceArchives {
 	/** Lists the stored archives again (another process may have written some since). */
 	async relist(): Promise<void> {
 		this.stored = new Set(await this.store.list());
+	}
+
+	/**
+	 * Brings a held archive up to date with the stored one, which another process may have written
+	 * since this one read it (summaries it made): merged as a write merges. An unreadable stored
+	 * archive leaves the held one as it is (reported).
+	 */
+	async catchUpHeld(sessionId: string, warnings: string[]): Promise<void> {
+		const held = this.held.get(sessionId);
+		if (!held) return;
+		let stored: SessionArchive | undefined;
+		try {
+			stored = await this.store.read(sessionId);
+		} catch (err) {
+			warnings.push(`archive ${sessionId}: ${(err as Error).message}`);
+			return;
+		}
+		if (!stored) return;
+		this.stored?.add(sessionId);
+		const merged = mergeArchives(stored, this.held.get(sessionId) ?? held);
+		if (merged !== this.held.get(sessionId)) this.held.update(sessionId, merged);
 	}
 
 	/** This process wrote the session's archive. */

@@ -10,6 +10,14 @@ import type { SummaryModel, SummaryReply } from "./summaryModel.ts";
 export interface SummaryTarget {
 	state(): ArchiveState;
 	applyEvents(events: readonly HistoryEvent[]): Promise<void>;
+	/**
+	 * Asked before the first summary of a session in a pass: true when this process may make the
+	 * session's summaries (its state then brought up to date with what other processes stored),
+	 * false when another process is making them (the pass leaves the session to it). Absent: always yes.
+	 */
+	claim?(sessionId: string): Promise<boolean>;
+	/** Gives up the pass's claims (at its end, however it ends). */
+	releaseClaims?(): Promise<void>;
 }
 
 export interface SummaryPassOptions {
@@ -61,38 +69,51 @@ export async function runSummaryPass(
 	// Said before the first call, which may take a while: the footer shows 0/N, not nothing.
 	if (total > 0) options.onProgress?.(0, total);
 
-	while (!signal.aborted) {
-		const next = pendingWork(target.state(), skip)[0];
-		if (!next) break;
-		const result = await makeSummary(target.state(), next, model, signal, countCall);
-		if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, remaining: dueCount(target.state()) };
-		if (result.kind === "skip") {
-			skip.add(next.summary.id);
-			continue;
+	/** Sessions this pass may summarize, and those another process is summarizing. */
+	const claimed = new Set<string>();
+	const elsewhere = new Set<string>();
+	try {
+		while (!signal.aborted) {
+			const next = pendingWork(target.state(), skip).find((item) => !elsewhere.has(item.sessionId));
+			if (!next) break;
+			if (target.claim && !claimed.has(next.sessionId)) {
+				// Claimed: the state may now hold what another process made; pick again.
+				if (await target.claim(next.sessionId)) claimed.add(next.sessionId);
+				else elsewhere.add(next.sessionId);
+				continue;
+			}
+			const result = await makeSummary(target.state(), next, model, signal, countCall);
+			if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, remaining: dueCount(target.state()) };
+			if (result.kind === "skip") {
+				skip.add(next.summary.id);
+				continue;
+			}
+			if (result.kind === "error") {
+				failed++;
+				const n = (attempts.get(next.summary.id) ?? 0) + 1;
+				attempts.set(next.summary.id, n);
+				if (n >= maxAttempts) skip.add(next.summary.id);
+				await target.applyEvents([{ type: "SummaryFailed", sessionId: next.sessionId, id: next.summary.id, error: result.error, at: now().toISOString() }]);
+			} else {
+				made++;
+				await target.applyEvents([
+					{
+						type: "SummaryReady",
+						sessionId: next.sessionId,
+						id: next.summary.id,
+						text: result.text,
+						model: model.id,
+						at: now().toISOString(),
+						promptVersion: PROMPT_VERSION,
+						inputHash: result.inputHash,
+						...(result.usage ? { usage: result.usage } : {}),
+					},
+				]);
+			}
+			options.onProgress?.(made, total);
 		}
-		if (result.kind === "error") {
-			failed++;
-			const n = (attempts.get(next.summary.id) ?? 0) + 1;
-			attempts.set(next.summary.id, n);
-			if (n >= maxAttempts) skip.add(next.summary.id);
-			await target.applyEvents([{ type: "SummaryFailed", sessionId: next.sessionId, id: next.summary.id, error: result.error, at: now().toISOString() }]);
-		} else {
-			made++;
-			await target.applyEvents([
-				{
-					type: "SummaryReady",
-					sessionId: next.sessionId,
-					id: next.summary.id,
-					text: result.text,
-					model: model.id,
-					at: now().toISOString(),
-					promptVersion: PROMPT_VERSION,
-					inputHash: result.inputHash,
-					...(result.usage ? { usage: result.usage } : {}),
-				},
-			]);
-		}
-		options.onProgress?.(made, total);
+	} finally {
+		await target.releaseClaims?.();
 	}
 	return { made, failed, calls, aborted: signal.aborted, remaining: dueCount(target.state()) };
 }

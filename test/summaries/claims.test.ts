@@ -1,0 +1,94 @@
+/**
+ * Summary claims: a session's summaries are made by one process at a time. Two Pi sessions
+ * summarizing one workspace's backlog (or `pbot-history summarize` beside Pi) would otherwise pay
+ * for every summary twice. The other process is real where it holds a claim (a child process);
+ * the model is Pi-AI's faux provider.
+ */
+import { writeFileSync } from "node:fs";
+import { fauxAssistantMessage, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { piSummaryModel } from "../../src/integrations/pi/history/piSummaryModel.ts";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
+import { exited, lineFrom, spawnChild } from "../durability/children/spawn.ts";
+import { foldersRemovedAfter } from "../helpers/cleanups.ts";
+import { generatedWorkspace } from "../helpers/workspace.ts";
+
+const cleanups = foldersRemovedAfter("each");
+let faux: FauxProviderRegistration | undefined;
+afterEach(() => {
+	faux?.unregister();
+	faux = undefined;
+});
+
+/** The faux model: every call answered, its prompt kept. */
+function fauxModel() {
+	faux = registerFauxProvider({ provider: "faux-claims", models: [{ id: "sum-1", contextWindow: 128_000, maxTokens: 512 }] });
+	const prompts: string[] = [];
+	faux.setResponses(
+		Array.from({ length: 100 }, () => (context: { messages: { content: unknown }[] }) => {
+			const last = context.messages[context.messages.length - 1] as { content: unknown };
+			prompts.push(Array.isArray(last.content) ? (last.content as { text?: string }[]).map((b) => b.text ?? "").join("") : String(last.content));
+			return fauxAssistantMessage(`summary ${prompts.length}`);
+		}),
+	);
+	return { model: piSummaryModel(faux.getModel(), { apiKey: "k" }), prompts };
+}
+
+/** A workspace of two sessions with summaries due, ingested; their ids and the sessions' due counts. */
+async function twoSessions(prefix: string) {
+	const ws = await generatedWorkspace(prefix);
+	cleanups.push(ws.workspace);
+	const a = await ws.write(501, { profile: "chat", targetBytes: 12_000, targetQa: 8, startMs: Date.UTC(2026, 3, 1) });
+	const b = await ws.write(502, { profile: "chat", targetBytes: 12_000, targetQa: 8, startMs: Date.UTC(2026, 3, 2) });
+	const open = () => openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
+	await open().refresh();
+	const due = await open().summaryBacklog();
+	return { ws, a: a.id, b: b.id, due, open };
+}
+
+describe("summary claims", () => {
+	it("leaves a session whose summaries another process is making to it, and makes the others", { timeout: 30_000 }, async () => {
+		const { ws, a, b, due, open } = await twoSessions("pbot-claims-");
+		expect(due.get(a)?.due).toBeGreaterThan(0);
+		expect(due.get(b)?.due).toBeGreaterThan(0);
+		const go = join(ws.workspace, "go");
+		const child = spawnChild("summaryClaimChild.ts", [ws.workspace, a, go]);
+		await lineFrom(child, "claimed");
+		const service = open();
+		await service.loadSessions(due.keys());
+		const m = fauxModel();
+		const report = await runSummaryPass(service.summaryTarget(), m.model, new AbortController().signal);
+		// Only b's were made; a's are left to the process that claimed them.
+		expect(report.made).toBe(due.get(b)?.due);
+		expect(report.remaining).toBe(due.get(a)?.due);
+		const archiveA = service.heldState().sessions[a];
+		expect(Object.values(archiveA?.summaries ?? {}).every((s) => s.status === "pending")).toBe(true);
+		writeFileSync(go, "");
+		expect(await exited(child), child.stderrText()).toMatchObject({ code: 0 });
+		// Released: the next pass makes a's.
+		const next = await runSummaryPass(service.summaryTarget(), m.model, new AbortController().signal);
+		expect(next).toMatchObject({ made: due.get(a)?.due, remaining: 0 });
+	});
+
+	it("does not make again what another process made since this one read the archive", { timeout: 30_000 }, async () => {
+		const { a, b, due, open } = await twoSessions("pbot-claims-catchup-");
+		// This process holds both archives with their summaries pending…
+		const late = open();
+		await late.loadSessions(due.keys());
+		// …while another makes all of them and stores them.
+		const m = fauxModel();
+		const other = open();
+		await other.loadSessions(due.keys());
+		const first = await runSummaryPass(other.summaryTarget(), m.model, new AbortController().signal);
+		const all = (due.get(a)?.due ?? 0) + (due.get(b)?.due ?? 0);
+		expect(first).toMatchObject({ made: all, remaining: 0 });
+		expect(m.prompts).toHaveLength(all);
+		// Claiming each session brings its stored summaries in: nothing is due, no call is made.
+		const second = await runSummaryPass(late.summaryTarget(), m.model, new AbortController().signal);
+		expect(second).toMatchObject({ made: 0, calls: 0, remaining: 0 });
+		expect(m.prompts).toHaveLength(all);
+		expect(Object.values(late.heldState().sessions[a]?.summaries ?? {}).every((s) => s.status === "ready")).toBe(true);
+	});
+});
