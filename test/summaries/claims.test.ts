@@ -4,7 +4,7 @@
  * for every summary twice. The other process is real where it holds a claim (a child process);
  * the model is Pi-AI's faux provider.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -90,5 +90,24 @@ describe("summary claims", () => {
 		expect(second).toMatchObject({ made: 0, calls: 0, remaining: 0 });
 		expect(m.prompts).toHaveLength(all);
 		expect(Object.values(late.heldState().sessions[a]?.summaries ?? {}).every((s) => s.status === "ready")).toBe(true);
+	});
+
+	it("gives up a session's claim once nothing more is due there, while the pass goes on with the others", { timeout: 30_000 }, async () => {
+		const { ws, a, b, due, open } = await twoSessions("pbot-claims-release-");
+		const service = open();
+		await service.loadSessions(due.keys());
+		const m = fauxModel();
+		const lockOf = (id: string) => join(ws.workspace, ".pi", "pbot", "history", `${id}.json.summaries.lock`);
+		const seen: { made: number; a: boolean; b: boolean }[] = [];
+		const report = await runSummaryPass(service.summaryTarget(), m.model, new AbortController().signal, {
+			onProgress: (made) => void seen.push({ made, a: existsSync(lockOf(a)), b: existsSync(lockOf(b)) }),
+		});
+		const dueA = due.get(a)?.due ?? 0;
+		expect(report).toMatchObject({ made: dueA + (due.get(b)?.due ?? 0), remaining: 0 });
+		// a (the older session) is summarized first: claimed while its summaries are made…
+		expect(seen.find((s) => s.made === dueA - 1)).toMatchObject({ a: true, b: false });
+		// …and let go as soon as they are, while b's are made.
+		expect(seen.find((s) => s.made === dueA + 1)).toMatchObject({ a: false, b: true });
+		expect(existsSync(lockOf(a)) || existsSync(lockOf(b))).toBe(false);
 	});
 });

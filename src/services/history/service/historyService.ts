@@ -238,6 +238,11 @@ export class HistoryService {
 							await this.serially(() => this.archives.catchUpHeld(sessionId, this.warnings));
 							return true;
 						},
+						release: async (sessionId: string) => {
+							const release = held.get(sessionId);
+							held.delete(sessionId);
+							await release?.().catch(() => undefined);
+						},
 						releaseClaims: async () => {
 							const releases = [...held.values()];
 							held.clear();

@@ -16,6 +16,8 @@ export interface SummaryTarget {
 	 * false when another process is making them (the pass leaves the session to it). Absent: always yes.
 	 */
 	claim?(sessionId: string): Promise<boolean>;
+	/** Gives up the claim of a session with nothing more due in this pass (another process's new work there is its own again). */
+	release?(sessionId: string): Promise<void>;
 	/** Gives up the pass's claims (at its end, however it ends). */
 	releaseClaims?(): Promise<void>;
 }
@@ -111,6 +113,11 @@ export async function runSummaryPass(
 				]);
 			}
 			options.onProgress?.(made, total);
+			// Done with this session for now: not kept from another process for the rest of the pass.
+			if (claimed.has(next.sessionId) && target.release && !pendingWork(target.state(), skip).some((item) => item.sessionId === next.sessionId)) {
+				claimed.delete(next.sessionId);
+				await target.release(next.sessionId);
+			}
 		}
 	} finally {
 		await target.releaseClaims?.();
