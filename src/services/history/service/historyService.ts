@@ -215,7 +215,7 @@ export class HistoryService {
 	 * a session's summaries made only by the process that claims it: this one, after catching up
 	 * with what is stored (what another process made is not made again), or another, which the pass
 	 * leaves them to. A claim that cannot be taken for another reason (a read-only folder) does not
-	 * stop the pass. The claims go at the pass's end.
+	 * stop the pass. A claim goes when nothing more is due in its session, the rest at the pass's end.
 	 */
 	summaryTarget(view: (state: ArchiveState) => ArchiveState = (state) => state): SummaryTarget {
 		const claims = this.options.summaryClaims;
