@@ -24,7 +24,10 @@ async function workspaceOf(files: number, prefix: string) {
 	const ws = await generatedWorkspace(prefix);
 	cleanups.push(ws.workspace);
 	for (let i = 0; i < files; i++) await ws.write(300 + i, { profile: "chat", targetBytes: 4_000, startMs: Date.UTC(2026, 1, 1) + i * 3_600_000 });
-	return ws;
+	/** The workspace's history as a process opens it, telling `onWait` of its waits. */
+	const open = (onWait: (holder: LeaseHolder | undefined) => void) =>
+		openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false, onWait });
+	return { ...ws, open };
 }
 
 /** A lease as a live pbot process of this host holds it (this test's parent: alive, and not this process). */
@@ -42,13 +45,7 @@ describe("the workspace's ingest lease", () => {
 		const child = spawnChild("leaseHolderChild.ts", [ws.workspace, ws.sessions, ws.agentDir, go]);
 		await lineFrom(child, "holding");
 		const waits: (LeaseHolder | undefined)[] = [];
-		const service = openWorkspaceHistory({
-			workspace: ws.workspace,
-			sessionDirs: [ws.sessions],
-			agentDir: ws.agentDir,
-			migrate: false,
-			onWait: (h) => void waits.push(h),
-		});
+		const service = ws.open((h) => void waits.push(h));
 		let settled = false;
 		const refreshed = service.refresh({ checkArchives: true }).finally(() => {
 			settled = true;
@@ -76,13 +73,7 @@ describe("the workspace's ingest lease", () => {
 		const files = BULK_FILES - 1;
 		const ws = await workspaceOf(files, "pbot-lease-few-");
 		const waits: unknown[] = [];
-		const service = openWorkspaceHistory({
-			workspace: ws.workspace,
-			sessionDirs: [ws.sessions],
-			agentDir: ws.agentDir,
-			migrate: false,
-			onWait: (h) => void waits.push(h),
-		});
+		const service = ws.open((h) => void waits.push(h));
 		await service.refresh();
 		const lock = plantLease(ws.workspace);
 		// New files after the lease was taken by another process: read at once.
@@ -99,13 +90,7 @@ describe("the workspace's ingest lease", () => {
 		mkdirSync(join(ws.workspace, ".pi", "pbot"), { recursive: true });
 		const lock = plantLease(ws.workspace);
 		const controller = new AbortController();
-		const service = openWorkspaceHistory({
-			workspace: ws.workspace,
-			sessionDirs: [ws.sessions],
-			agentDir: ws.agentDir,
-			migrate: false,
-			onWait: (h) => void (h && controller.abort()),
-		});
+		const service = ws.open((h) => void (h && controller.abort()));
 		const report = await service.refresh({ checkArchives: true, signal: controller.signal });
 		expect(report.stopped).toBe(files);
 		expect(report.sessions).toEqual([]);
