@@ -159,7 +159,9 @@ function buildProgram(io: CliIo): Command {
 				else {
 					const head = report.aborted ? "Stopped: the summary in flight stays pending." : "Done.";
 					io.stdout(
-						`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).`,
+						`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).${
+							report.leftToOthers > 0 ? ` ${report.leftToOthers} of them are in sessions another pbot process is summarizing now: left to it.` : ""
+						}`,
 					);
 				}
 				if (report.aborted) throw new Interrupted();

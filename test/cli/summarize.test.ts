@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { exited as exitedChild, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
 import { waitFor } from "../helpers/waitFor.ts";
@@ -116,5 +117,38 @@ describe("pbot-history summarize", () => {
 		const all = await summariesOf(ws.workspace);
 		expect(all.length).toBeGreaterThan(0);
 		expect(all.every((s) => s.status === "pending")).toBe(true);
+	});
+
+	it("leaves the summaries of a session another pbot process is making to it, and says so", { timeout: 30_000 }, async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const agentDir = await agentDirWithFaux(ws.root);
+		const quiet = { stdout: () => undefined, stderr: () => undefined, cwd: ws.workspace };
+		expect(await runCli(["ingest", "-w", ws.workspace, "-s", ws.sessions], quiet)).toBe(0);
+		// The session with the most summaries due is being summarized by another process (a real one).
+		const dir = historyDir(ws.workspace);
+		const archives = await Promise.all((await readdir(dir)).map(async (n) => JSON.parse(await readFile(join(dir, n), "utf8")) as SessionArchive));
+		const dueIn = (a: SessionArchive) => Object.values(a.summaries).filter((s) => s.status === "pending").length;
+		const busiest = archives.sort((x, y) => dueIn(y) - dueIn(x))[0] as SessionArchive;
+		const go = join(ws.root, "go");
+		const holder = spawnChild("summaryClaimChild.ts", [ws.workspace, busiest.session.sessionId, go]);
+		// Whatever happens below, the holder does not outlive the test.
+		cleanups.unshift(() => void holder.kill());
+		await lineFrom(holder, "claimed");
+		const faux = registerFauxProvider({ api: "faux-cli-api", provider: "faux", models: [{ id: "faux-1" }] });
+		cleanups.push(() => faux.unregister());
+		faux.setResponses(Array.from({ length: 100 }, (_, i) => () => fauxAssistantMessage(`summary ${i + 1}`)));
+		const out: string[] = [];
+		const io = { stdout: (t: string) => void out.push(t), stderr: () => undefined, cwd: ws.workspace };
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"], io)).toBe(0);
+		const left = dueIn(busiest);
+		expect(out.join("")).toMatch(
+			new RegExp(`, ${left} still due \\(\\d+ model call\\(s\\)\\)\\. ${left} of them are in sessions another pbot process is summarizing now: left to it\\.$`),
+		);
+		// None of that session's summaries was made here.
+		const after = JSON.parse(await readFile(join(dir, `${busiest.session.sessionId}.json`), "utf8")) as SessionArchive;
+		expect(dueIn(after)).toBe(left);
+		await writeFile(go, "");
+		expect(await exitedChild(holder), holder.stderrText()).toMatchObject({ code: 0 });
 	});
 });

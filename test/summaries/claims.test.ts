@@ -63,13 +63,14 @@ describe("summary claims", () => {
 		// Only b's were made; a's are left to the process that claimed them.
 		expect(report.made).toBe(due.get(b)?.due);
 		expect(report.remaining).toBe(due.get(a)?.due);
+		expect(report.leftToOthers).toBe(due.get(a)?.due);
 		const archiveA = service.heldState().sessions[a];
 		expect(Object.values(archiveA?.summaries ?? {}).every((s) => s.status === "pending")).toBe(true);
 		writeFileSync(go, "");
 		expect(await exited(child), child.stderrText()).toMatchObject({ code: 0 });
 		// Released: the next pass makes a's.
 		const next = await runSummaryPass(service.summaryTarget(), m.model, new AbortController().signal);
-		expect(next).toMatchObject({ made: due.get(a)?.due, remaining: 0 });
+		expect(next).toMatchObject({ made: due.get(a)?.due, remaining: 0, leftToOthers: 0 });
 	});
 
 	it("does not make again what another process made since this one read the archive", { timeout: 30_000 }, async () => {

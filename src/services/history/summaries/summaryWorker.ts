@@ -39,6 +39,8 @@ export interface SummaryPassReport {
 	readonly aborted: boolean;
 	/** Due summaries left (waiting for children, failing, or not reached). */
 	readonly remaining: number;
+	/** Of those, the ones in sessions another process was summarizing (left to it: see `SummaryTarget.claim`). */
+	readonly leftToOthers: number;
 }
 
 /** Characters per token assumed when fitting input to a context window (low on purpose: CJK text is dense). */
@@ -85,7 +87,7 @@ export async function runSummaryPass(
 				continue;
 			}
 			const result = await makeSummary(target.state(), next, model, signal, countCall);
-			if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, remaining: dueCount(target.state()) };
+			if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, ...left(target.state(), elsewhere) };
 			if (result.kind === "skip") {
 				skip.add(next.summary.id);
 				continue;
@@ -122,7 +124,17 @@ export async function runSummaryPass(
 	} finally {
 		await target.releaseClaims?.();
 	}
-	return { made, failed, calls, aborted: signal.aborted, remaining: dueCount(target.state()) };
+	return { made, failed, calls, aborted: signal.aborted, ...left(target.state(), elsewhere) };
+}
+
+/** What a pass leaves due: in all, and in the sessions it left to another process. */
+function left(state: ArchiveState, elsewhere: ReadonlySet<string>): Pick<SummaryPassReport, "remaining" | "leftToOthers"> {
+	let leftToOthers = 0;
+	for (const id of elsewhere) {
+		const archive = state.sessions[id];
+		if (archive) leftToOthers += dueCount({ sessions: { [id]: archive } });
+	}
+	return { remaining: dueCount(state), leftToOthers };
 }
 
 type MakeResult =
