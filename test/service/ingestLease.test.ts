@@ -12,7 +12,10 @@ import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { BULK_FILES } from "../../src/services/history/service/ingestRun.ts";
 import type { LeaseHolder } from "../../src/services/history/service/ports.ts";
-import { INGEST_LOCK_FILE } from "../../src/storage/history-files/index.ts";
+import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
+import { workspaceCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
+import { INGEST_LOCK_FILE, workspaceArchiveStore, workspaceIngestLease, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { exited, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 import { waitFor } from "../helpers/waitFor.ts";
@@ -95,5 +98,27 @@ describe("the workspace's ingest lease", () => {
 		expect(report.stopped).toBe(files);
 		expect(report.sessions).toEqual([]);
 		expect(JSON.parse(readFileSync(lock, "utf8")).token).toBe("theirs");
+	});
+
+	it("stops waiting for a holder that renews the lease but never ends, and reads the files itself, saying why", { timeout: 30_000 }, async () => {
+		const files = BULK_FILES + 1;
+		const ws = await workspaceOf(files, "pbot-lease-bound-");
+		mkdirSync(join(ws.workspace, ".pi", "pbot"), { recursive: true });
+		plantLease(ws.workspace);
+		const waits: unknown[] = [];
+		const service = new HistoryService({
+			store: workspaceArchiveStore(ws.workspace),
+			discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }),
+			checkpoints: workspaceCheckpointStore(ws.workspace),
+			text: workspaceTextStore(ws.workspace),
+			lease: workspaceIngestLease(ws.workspace, { waitAtMostMs: 300 }),
+			onWait: (h) => void waits.push(h),
+		});
+		const report = await service.refresh();
+		expect(report.sessions).toHaveLength(files);
+		expect(report.warnings.join("\n")).toMatch(
+			new RegExp(`ingest lease: ingest\\.lock is held by pid ${process.ppid} on .*; reading the session files here too`),
+		);
+		expect(waits).toHaveLength(2);
 	});
 });

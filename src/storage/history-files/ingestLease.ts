@@ -15,16 +15,23 @@ const HEARTBEAT_MS = 5_000;
  * own locks either way.
  */
 const STALE_MS = 4 * HEARTBEAT_MS;
+/**
+ * The longest wait for a live holder. Longer than any ingest of a real history here (1 GB: 6 s), so
+ * it ends only a wait on a holder that renews the lease but never finishes (a bug, a process
+ * stopped in a debugger): the waiter then reads the files itself, as it did before leases, rather
+ * than hang a person's query for good.
+ */
+const WAIT_AT_MOST_MS = 3 * 60_000;
 
 /**
  * The workspace's ingest lease, across processes: a lock file (`fileLock.ts`) that a process holds
  * while it reads many session files (`runIngest` says when), renewed while held. Another process
  * that would read them too waits for it — two Pi sessions opened in a fresh workspace, or a search
  * during `pbot-history ingest` — instead of reading the same gigabyte at the same time on the same
- * cores, and then finds the files archived. A waiter waits as long as the holder lives and renews
- * the lease; a dead holder's lease is broken at once (same host) or once it is stale.
+ * cores, and then finds the files archived. A waiter waits while the holder lives and renews the
+ * lease, up to `WAIT_AT_MOST_MS`; a dead holder's lease is broken at once (same host) or once it is stale.
  */
-export function workspaceIngestLease(workspace: string): IngestLease {
+export function workspaceIngestLease(workspace: string, limits: { readonly waitAtMostMs?: number } = {}): IngestLease {
 	const pbotDir = join(resolve(workspace), PBOT_DIR);
 	const lockPath = join(resolve(workspace), INGEST_LOCK_FILE);
 	return {
@@ -33,7 +40,7 @@ export function workspaceIngestLease(workspace: string): IngestLease {
 			makePbotFolder(pbotDir);
 			return withFileLock(lockPath, run, {
 				staleMs: STALE_MS,
-				timeoutMs: Number.POSITIVE_INFINITY,
+				timeoutMs: limits.waitAtMostMs ?? WAIT_AT_MOST_MS,
 				heartbeatMs: HEARTBEAT_MS,
 				...(options.onWait ? { onWait: options.onWait } : {}),
 				...(options.signal ? { signal: options.signal } : {}),

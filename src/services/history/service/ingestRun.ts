@@ -126,8 +126,9 @@ export async function runIngest(
 		if (waited) ports.onWait?.(undefined);
 		// Stopped while waiting: nothing was read.
 		if (signal?.aborted) return { sessions: [], unchangedFiles: sources.length - todo.length, warnings, stopped: todo.length };
-		// No lease to be had (a read-only workspace, a folder in the way): read without it, as before leases.
-		warnings.push(`ingest lease: ${(err as Error).message}`);
+		// No lease to be had (another process kept it past the longest wait, a read-only workspace):
+		// read without it, as before leases.
+		warnings.push(`ingest lease: ${(err as Error).message}; reading the session files here too`);
 		return readFiles(ports, todo, fresh, sources.length, warnings, progress, signal);
 	}
 }
