@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { SETTINGS_FILE } from "../../src/storage/history-files/settingsFile.ts";
 import { type PiHarness, recordingUi, startPi } from "../helpers/pi.ts";
+import { waitFor } from "../helpers/waitFor.ts";
 
 const harnesses: PiHarness[] = [];
 afterEach(async () => {
@@ -201,6 +202,24 @@ describe("the footer during long work", () => {
 		const statuses = shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
 		expect(statuses[0]).toBe("pbot: reading sessions 0/6");
 		expect(statuses.at(-1)).toBe("(cleared)");
+	});
+
+	it("says whom the start-up ingest waits for while another pbot process reads the same sessions, then reads what is left", async () => {
+		const root = await pastHistory(9);
+		const workspace = join(root, "workspace");
+		await mkdir(join(workspace, ".pi", "pbot"), { recursive: true });
+		// The lease as a live pbot process of this host holds it (this test's parent: alive, not this process).
+		const lease = join(workspace, ".pi", "pbot", "ingest.lock");
+		await writeFile(lease, JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:40:00.000Z", token: "theirs" }));
+		const { h, shown } = await piAnswering(root, () => undefined);
+		const statuses = () => shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
+		await waitFor(() => statuses().length > 0, "the footer");
+		expect(statuses()).toEqual([`pbot: waiting for another pbot process (pid ${process.ppid}, since 05:40:00 UTC) that is reading this workspace's sessions`]);
+		await rm(lease);
+		await h.runtime.settled();
+		// Nobody archived them meanwhile: the wait is cleared, then they are read here.
+		expect(statuses().slice(1, 3)).toEqual(["(cleared)", "pbot: reading sessions 0/9"]);
+		expect(statuses().at(-1)).toBe("(cleared)");
 	});
 });
 
