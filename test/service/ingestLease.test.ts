@@ -5,7 +5,7 @@
  * lease alone. The other process is a real one (a child holding the lease in the middle of its
  * files until told to go on), so nothing here depends on timing.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -120,5 +120,33 @@ describe("the workspace's ingest lease", () => {
 			new RegExp(`ingest lease: ingest\\.lock is held by pid ${process.ppid} on .*; reading the session files here too`),
 		);
 		expect(waits).toHaveLength(2);
+	});
+
+	it("does not wait for a lease copied with the workspace (its holder alive, but holding the original's)", { timeout: 30_000 }, async () => {
+		const files = BULK_FILES + 1;
+		const original = await workspaceOf(files, "pbot-lease-orig-");
+		const go = join(original.workspace, "go");
+		const child = spawnChild("leaseHolderChild.ts", [original.workspace, original.sessions, original.agentDir, go]);
+		cleanups.push(original.workspace);
+		await lineFrom(child, "holding");
+		// The workspace copied while the other process holds its lease (its sessions with it).
+		const copy = await generatedWorkspace("pbot-lease-copy-");
+		cleanups.push(copy.workspace);
+		cpSync(join(original.workspace, ".pi"), join(copy.workspace, ".pi"), { recursive: true });
+		cpSync(original.sessions, copy.sessions, { recursive: true });
+		expect(existsSync(join(copy.workspace, INGEST_LOCK_FILE))).toBe(true);
+		const waits: unknown[] = [];
+		const service = openWorkspaceHistory({
+			workspace: copy.workspace,
+			sessionDirs: [copy.sessions],
+			agentDir: copy.agentDir,
+			migrate: false,
+			onWait: (h) => void waits.push(h),
+		});
+		const report = await service.refresh();
+		expect(waits).toEqual([]);
+		expect(report.sessions.length + report.unchangedFiles).toBe(files);
+		writeFileSync(go, "");
+		expect(await exited(child), child.stderrText()).toMatchObject({ code: 0 });
 	});
 });

@@ -143,6 +143,17 @@ describe("withFileLock", () => {
 		expect(await readdir(dir)).toEqual([]);
 	});
 
+	it("takes over a live holder's lock of another scope (copied with its folder), and waits for one of its own scope", async () => {
+		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "copied", scope: "1:111" });
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000, scope: "1:222" })).toBe("ran");
+		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "same", scope: "1:222" });
+		await expect(withFileLock(lock, async () => "ran", { timeoutMs: 200, scope: "1:222" })).rejects.toThrow(FileLockTimeout);
+		expect(await tryFileLock(lock, { scope: "1:222" })).toBeUndefined();
+		const release = await tryFileLock(lock, { scope: "1:333" });
+		expect(JSON.parse(await readFile(lock, "utf8")).scope).toBe("1:333");
+		await release?.();
+	});
+
 	it("does not delete a lock that somebody else took after judging its own stale", async () => {
 		await withFileLock(lock, async () => {
 			await writeFile(lock, JSON.stringify({ pid: process.ppid, host: hostname(), at: "now", token: "theirs" }));

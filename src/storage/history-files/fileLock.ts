@@ -10,15 +10,18 @@ import { readRegularFile, readRegularText } from "./regularFile.ts";
  * A lock file beside the file it guards (`<file>.lock`), for the read–merge–write of an archive by
  * several processes.
  *
- * Taking it: the lock file is created with `O_EXCL` (`wx`), holding `{ pid, host, at, token }`. When
+ * Taking it: the lock file is created with `O_EXCL` (`wx`), holding `{ pid, host, at, token }` (and
+ * `scope` when the caller gives one). When
  * it exists, its holder is waited for, unless the lock is stale:
  * - its holder is a process of this host that is gone (`kill(pid, 0)` says `ESRCH`), or this very
  *   thread of this process without holding it (a pid reused after a crash); another thread of this
  *   process (a bulk ingest's worker) is taken to hold it, until the lock's age says otherwise;
  * - or it is older than `staleMs` (a holder on another host, a pid reused by another program, a
  *   holder stopped for good): a holder keeps it for one read, merge and write, milliseconds;
- * - or it is empty and older than a second (its creator died between creating and filling it).
- * A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
+ * - or it is empty and older than a second (its creator died between creating and filling it);
+ * - or it names another `scope` than the caller's (a lock copied with its workspace).
+ * A lock held for a whole run, not one write (the ingest lease, a summary claim), has its age
+ * renewed while held (`heartbeatMs`). A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
  * stale (if a new holder had taken it meanwhile, it is put back), and deleting it. Releasing deletes
  * the lock only if it is still ours. Within one process, callers of the same lock are queued.
  *
@@ -42,6 +45,11 @@ export interface FileLockOptions {
 	readonly onWait?: (holder: LockHolder) => void;
 	/** Stops waiting: the call rejects with the signal's reason (nothing was run). */
 	readonly signal?: AbortSignal;
+	/**
+	 * What the lock is of, beyond its path: written into the lock, and a lock of another scope is
+	 * stale (a lock file copied with its folder names the folder it was taken in, not this one).
+	 */
+	readonly scope?: string;
 }
 
 /** Who holds a lock another caller waits for (the service's `LeaseHolder`). */
@@ -55,6 +63,8 @@ interface LockInfo {
 	readonly host: string;
 	readonly at: string;
 	readonly token: string;
+	/** `FileLockOptions.scope` of its taker (absent when it gave none). */
+	readonly scope?: string;
 }
 
 export class FileLockTimeout extends Error {
@@ -115,7 +125,7 @@ export function withFileLock<T>(lockPath: string, fn: () => Promise<T>, options:
  */
 export async function tryFileLock(
 	lockPath: string,
-	options: Pick<FileLockOptions, "staleMs" | "heartbeatMs"> = {},
+	options: Pick<FileLockOptions, "staleMs" | "heartbeatMs" | "scope"> = {},
 ): Promise<(() => Promise<void>) | undefined> {
 	// Held, or being waited for, through `withFileLock` in this process.
 	if (queues.has(lockPath)) return undefined;
@@ -151,7 +161,14 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 	processToken ??= randomBytes(8).toString("hex");
 	const token = `${processToken}${(tokenCounter++).toString(16)}`;
 	const thread = currentThreadId();
-	const info: LockInfo = { pid: process.pid, ...(thread !== 0 ? { thread } : {}), host: hostname(), at: new Date().toISOString(), token };
+	const info: LockInfo = {
+		pid: process.pid,
+		...(thread !== 0 ? { thread } : {}),
+		host: hostname(),
+		at: new Date().toISOString(),
+		token,
+		...(options.scope !== undefined ? { scope: options.scope } : {}),
+	};
 	let told = false;
 	for (let attempt = 0; ; attempt++) {
 		options.signal?.throwIfAborted();
@@ -171,7 +188,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 		// Released meanwhile: try again, but not past the deadline (nothing here loops unbounded).
 		if (current === undefined && Date.now() <= deadline) continue;
 		if (current === undefined) throw new FileLockTimeout(`${basename(lockPath)} kept appearing and vanishing`);
-		if (isStale(current, staleMs)) {
+		if (isStale(current, staleMs) || (options.scope !== undefined && current.info?.scope !== undefined && current.info.scope !== options.scope)) {
 			await breakStale(lockPath, current.info?.token);
 			continue;
 		}
@@ -222,6 +239,7 @@ function parseInfo(text: string): { info?: LockInfo } {
 					host: v.host,
 					at: typeof v.at === "string" ? v.at : "",
 					token: v.token,
+					...(typeof v.scope === "string" ? { scope: v.scope } : {}),
 				},
 			};
 		}

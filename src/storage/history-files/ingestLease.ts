@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import type { IngestLease } from "../../services/history/service/ports.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { withFileLock } from "./fileLock.ts";
-import { makePbotFolder } from "./paths.ts";
+import { folderScope, makePbotFolder } from "./paths.ts";
 
 /** `.pi/pbot/ingest.lock`, relative to the workspace: held by the process reading many session files. */
 export const INGEST_LOCK_FILE = join(PBOT_DIR, "ingest.lock");
@@ -39,6 +39,7 @@ export function workspaceIngestLease(workspace: string, limits: { readonly waitA
 			// The first ingest of a workspace makes `.pi/pbot` (checked: never through a link).
 			makePbotFolder(pbotDir);
 			return withFileLock(lockPath, run, {
+				scope: folderScope(pbotDir),
 				staleMs: STALE_MS,
 				timeoutMs: limits.waitAtMostMs ?? WAIT_AT_MOST_MS,
 				heartbeatMs: HEARTBEAT_MS,

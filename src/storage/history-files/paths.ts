@@ -91,3 +91,12 @@ export function makePbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	if (dir !== pbotDir) mkdirSync(dir, { recursive: true });
 	checkPbotFolder(pbotDir, dir); // made meanwhile by someone else: looked at again
 }
+
+/**
+ * A folder's identity on its file system (device and inode): the scope of the locks kept in it, so
+ * a lock file copied with a workspace (its holder alive, renewing the original) is stale in the copy.
+ */
+export function folderScope(dir: string): string {
+	const s = statSync(dir);
+	return `${s.dev}:${s.ino}`;
+}

@@ -1,6 +1,8 @@
 import type { SummaryClaims } from "../../services/history/service/ports.ts";
+import { dirname } from "node:path";
 import { archivePath } from "./archiveFiles.ts";
 import { tryFileLock } from "./fileLock.ts";
+import { folderScope } from "./paths.ts";
 
 /** How often a claim's mtime is renewed while its summaries are made (a summary can take a minute of calls). */
 const HEARTBEAT_MS = 5_000;
@@ -14,6 +16,9 @@ const STALE_MS = 4 * HEARTBEAT_MS;
  */
 export function workspaceSummaryClaims(workspace: string): SummaryClaims {
 	return {
-		claim: (sessionId) => tryFileLock(`${archivePath(workspace, sessionId)}.summaries.lock`, { staleMs: STALE_MS, heartbeatMs: HEARTBEAT_MS }),
+		claim: (sessionId) => {
+			const archive = archivePath(workspace, sessionId);
+			return tryFileLock(`${archive}.summaries.lock`, { staleMs: STALE_MS, heartbeatMs: HEARTBEAT_MS, scope: folderScope(dirname(archive)) });
+		},
 	};
 }
