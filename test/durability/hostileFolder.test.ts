@@ -8,7 +8,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, readdir, rm, symlink, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
@@ -117,6 +117,49 @@ describe("a hostile history folder (seeded)", () => {
 			expect(execFileSync("find", [outside, "-printf", "%p %s %T@\n"], { encoding: "utf8" }), label).toBe(outsideBefore);
 			// Nothing pbot made points outside: every entry in its folders is a file or a folder of its own.
 			for (const dir of [historyDir(ws.workspace), textDir(ws.workspace)]) expect((await readdir(dir)).length, label).toBeGreaterThan(0);
+		});
+	}
+});
+
+describe("a hostile ingest lease or summary claim", () => {
+	/** What a repository can commit where pbot keeps its lease, each with a word for the failure message. */
+	const LEASES: [string, (path: string, outside: string) => Promise<void>][] = [
+		["a FIFO", async (path) => void execFileSync("mkfifo", [path])],
+		["a link to a FIFO outside", async (path, outside) => symlink(join(outside, "fifo"), path)],
+		["a dangling link", async (path, outside) => symlink(join(outside, "nothing"), path)],
+		["a folder", async (path) => void (await mkdir(path))],
+		// A live process of this host (init), fresh, naming no folder: what no pbot process writes.
+		["pid 1 of this host", async (path) => writeFile(path, JSON.stringify({ pid: 1, host: hostname(), at: new Date().toISOString(), token: "x" }))],
+	];
+	for (const [what, plant] of LEASES) {
+		it(`ingests at once past ${what} in .pi/pbot/ingest.lock, and past the same as a summary claim`, { timeout: 30_000 }, async () => {
+			const ws = await fixtureWorkspace(KEYS);
+			cleanups.push(ws.workspace);
+			const outside = await mkdtemp(join(tmpdir(), "pbot-hostile-lease-"));
+			cleanups.push(outside);
+			execFileSync("mkfifo", [join(outside, "fifo")]);
+			const outsideBefore = execFileSync("find", [outside, "-printf", "%p %s %T@\n"], { encoding: "utf8" });
+			await mkdir(historyDir(ws.workspace), { recursive: true });
+			await plant(join(ws.workspace, ".pi", "pbot", "ingest.lock"), outside);
+			const id = fixtureSessionId("many-qa-72");
+			await plant(`${archivePath(ws.workspace, id)}.summaries.lock`, outside);
+			const waits: unknown[] = [];
+			const service = openWorkspaceHistory({
+				workspace: ws.workspace,
+				sessionDirs: [ws.sessions],
+				agentDir: ws.agentDir,
+				migrate: false,
+				onWait: (h) => void waits.push(h),
+			});
+			const report = await service.ingest();
+			// Read here, never waited for (a hang fails by the timeout).
+			expect(report.sessions.length, what).toBe(KEYS.length);
+			expect(waits, what).toEqual([]);
+			// The summary claim is taken or, where it cannot be, the pass goes on: nothing blocks it.
+			const claims = service.summaryTarget();
+			expect(await claims.claim?.(id), what).toBe(true);
+			await claims.releaseClaims?.();
+			expect(execFileSync("find", [outside, "-printf", "%p %s %T@\n"], { encoding: "utf8" }), what).toBe(outsideBefore);
 		});
 	}
 });

@@ -146,6 +146,9 @@ describe("withFileLock", () => {
 	it("takes over a live holder's lock of another scope (copied with its folder), and waits for one of its own scope", async () => {
 		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "copied", scope: "1:111" });
 		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000, scope: "1:222" })).toBe("ran");
+		// One naming no scope (written by hand: no pbot process takes a scoped lock without one) is not waited for either.
+		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "unscoped" });
+		expect(await withFileLock(lock, async () => "ran", { timeoutMs: 2_000, scope: "1:222" })).toBe("ran");
 		await plantLock({ pid: process.ppid, host: hostname(), at: "now", token: "same", scope: "1:222" });
 		await expect(withFileLock(lock, async () => "ran", { timeoutMs: 200, scope: "1:222" })).rejects.toThrow(FileLockTimeout);
 		expect(await tryFileLock(lock, { scope: "1:222" })).toBeUndefined();

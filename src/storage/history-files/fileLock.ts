@@ -19,7 +19,8 @@ import { readRegularFile, readRegularText } from "./regularFile.ts";
  * - or it is older than `staleMs` (a holder on another host, a pid reused by another program, a
  *   holder stopped for good): a holder keeps it for one read, merge and write, milliseconds;
  * - or it is empty and older than a second (its creator died between creating and filling it);
- * - or it names another `scope` than the caller's (a lock copied with its workspace).
+ * - or, for a caller that gives a `scope`, it names another one or none (a lock copied with its
+ *   workspace, or written by hand: a repository can commit one naming pid 1).
  * A lock held for a whole run, not one write (the ingest lease, a summary claim), has its age
  * renewed while held (`heartbeatMs`). A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
  * stale (if a new holder had taken it meanwhile, it is put back), and deleting it. Releasing deletes
@@ -188,7 +189,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 		// Released meanwhile: try again, but not past the deadline (nothing here loops unbounded).
 		if (current === undefined && Date.now() <= deadline) continue;
 		if (current === undefined) throw new FileLockTimeout(`${basename(lockPath)} kept appearing and vanishing`);
-		if (isStale(current, staleMs) || (options.scope !== undefined && current.info?.scope !== undefined && current.info.scope !== options.scope)) {
+		if (isStale(current, staleMs) || (options.scope !== undefined && current.info !== undefined && current.info.scope !== options.scope)) {
 			await breakStale(lockPath, current.info?.token);
 			continue;
 		}
