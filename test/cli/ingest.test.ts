@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { hostname } from "node:os";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { folderScope } from "../../src/storage/history-files/paths.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";
 
@@ -158,7 +159,10 @@ describe("pbot-history ingest", () => {
 		await mkdir(join(ws.workspace, ".pi", "pbot"), { recursive: true });
 		// The lease of a live process of this host (this test's parent), as an ingest holds it.
 		const lease = join(ws.workspace, ".pi", "pbot", "ingest.lock");
-		await writeFile(lease, JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:01:02.000Z", token: "theirs" }));
+		await writeFile(
+			lease,
+			JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:01:02.000Z", token: "theirs", scope: folderScope(dirname(lease)) }),
+		);
 		const { io, out, err } = capture(ws.workspace);
 		const run = runCli(["ingest", "--sessions", "pi-sessions"], io);
 		await waitFor(() => err.length > 0, "the waiting line");

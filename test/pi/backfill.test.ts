@@ -1,11 +1,12 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { SETTINGS_FILE } from "../../src/storage/history-files/settingsFile.ts";
+import { folderScope } from "../../src/storage/history-files/paths.ts";
 import { type PiHarness, recordingUi, startPi } from "../helpers/pi.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 
@@ -210,7 +211,10 @@ describe("the footer during long work", () => {
 		await mkdir(join(workspace, ".pi", "pbot"), { recursive: true });
 		// The lease as a live pbot process of this host holds it (this test's parent: alive, not this process).
 		const lease = join(workspace, ".pi", "pbot", "ingest.lock");
-		await writeFile(lease, JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:40:00.000Z", token: "theirs" }));
+		await writeFile(
+			lease,
+			JSON.stringify({ pid: process.ppid, host: hostname(), at: "2026-12-06T05:40:00.000Z", token: "theirs", scope: folderScope(dirname(lease)) }),
+		);
 		const { h, shown } = await piAnswering(root, () => undefined);
 		const statuses = () => shown.filter((s) => s.kind === "status:pbot-progress").map((s) => s.text);
 		await waitFor(() => statuses().length > 0, "the footer");

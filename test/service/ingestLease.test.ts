@@ -7,7 +7,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { BULK_FILES } from "../../src/services/history/service/ingestRun.ts";
@@ -16,6 +16,7 @@ import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { workspaceCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
 import { INGEST_LOCK_FILE, workspaceArchiveStore, workspaceIngestLease, workspaceTextStore } from "../../src/storage/history-files/index.ts";
+import { folderScope } from "../../src/storage/history-files/paths.ts";
 import { exited, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import { foldersRemovedAfter } from "../helpers/cleanups.ts";
 import { waitFor } from "../helpers/waitFor.ts";
@@ -36,7 +37,10 @@ async function workspaceOf(files: number, prefix: string) {
 /** A lease as a live pbot process of this host holds it (this test's parent: alive, and not this process). */
 function plantLease(workspace: string): string {
 	const file = join(workspace, INGEST_LOCK_FILE);
-	writeFileSync(file, JSON.stringify({ pid: process.ppid, host: hostname(), at: new Date().toISOString(), token: "theirs" }));
+	writeFileSync(
+		file,
+		JSON.stringify({ pid: process.ppid, host: hostname(), at: new Date().toISOString(), token: "theirs", scope: folderScope(dirname(file)) }),
+	);
 	return file;
 }
 
