@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { sessionFactsOf } from "../../src/integrations/pi/history/piSession.ts";
+import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { type PiHarness, startPi } from "../helpers/pi.ts";
 
 let h: PiHarness | undefined;
@@ -45,6 +46,33 @@ describe("a query in Pi", () => {
 		const again = await service.refresh();
 		expect(again.sessions.map((s) => s.sessionId)).toContain(current);
 		expect((await service.search({ query: "flamingo cache" })).total).toBe(1);
+	});
+});
+
+describe("another process while Pi works in the workspace", () => {
+	it("skips Pi's current session file once Pi archived it up to its end, and reads it again when Pi wrote more", async () => {
+		h = await startPi();
+		h.faux.setResponses(Array.from({ length: 3 }, (_, i) => () => fauxAssistantMessage(`answer number ${i + 1}`)));
+		await h.session.prompt("Which gateway did we pick for the pelican service?");
+		await h.session.prompt("And the queue for the heron jobs?");
+		await h.runtime.settled();
+		const facts = sessionFactsOf(h.session.extensionRunner.createContext());
+		// Another process (\`pbot-history search\` in a terminal): a service of its own, checkpoints from disk.
+		const other = () => openWorkspaceHistory({ workspace: h?.workspace as string, agentDir: facts.agentDir, migrate: false });
+		const first = await other().refresh();
+		expect(first.sessions.map((s) => s.sessionId)).not.toContain(facts.sessionId);
+		expect(first.unchangedFiles).toBeGreaterThan(0);
+		// Pi writes an exchange, and archives it as its run ends: the next process skips the file again.
+		await h.session.prompt("What did we decide about the flamingo cache?");
+		await h.runtime.settled();
+		const next = other();
+		expect((await next.refresh()).sessions.map((s) => s.sessionId)).not.toContain(facts.sessionId);
+		expect((await next.search({ query: "flamingo cache" })).total).toBe(1);
+		// Bytes Pi has not read yet: the other process reads the file itself, as before.
+		h.session.sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: "And the ibis logs?" }], timestamp: Date.now() });
+		const third = other();
+		expect((await third.refresh()).sessions.map((s) => s.sessionId)).toContain(facts.sessionId);
+		expect((await third.search({ query: "ibis logs" })).total).toBe(1);
 	});
 });
 

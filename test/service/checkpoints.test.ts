@@ -116,6 +116,21 @@ describe("checkpoints between processes", () => {
 		expect(second.reads.filter((n) => n.includes("_"))).toEqual([grown]);
 	});
 
+	it("in a long-lived process, takes the checkpoints another process saved since: a file it archived is not read again", async () => {
+		const { workspace, sessions, files } = await setup();
+		const piA = newProcess(workspace, sessions);
+		await piA.service.refresh();
+		const grown = files[0] as string;
+		await appendFile(join(sessions, grown), "\n");
+		// Another process reads the grown file and checkpoints it…
+		const other = newProcess(workspace, sessions);
+		expect((await other.service.refresh()).sessions).toHaveLength(1);
+		// …so the long-lived one finds it archived as it is now, and leaves it.
+		const again = await piA.service.refresh();
+		expect(again.sessions).toEqual([]);
+		expect(piA.reads).toEqual([]);
+	});
+
 	it("reads again a file rewritten with the same size and time, whose first bytes changed", async () => {
 		const { workspace, sessions, files } = await setup();
 		const file = join(sessions, files[1] as string);

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { CheckpointStore, SourceCheckpoint } from "../../services/history/service/ports.ts";
 import { EXTRACTION_VERSION } from "../../services/history/ingest/extractionVersion.ts";
@@ -31,8 +32,18 @@ interface CheckpointFile {
  */
 export function workspaceCheckpointStore(workspace: string): CheckpointStore {
 	const file = join(resolve(workspace), CHECKPOINTS_FILE);
+	/** The file as the last load or save left it (size, mtime, inode): what `changed` compares with. */
+	let seen: string | undefined;
+	const stamp = () => {
+		const s = statSync(file, { throwIfNoEntry: false });
+		return s ? `${s.size}:${s.mtimeMs}:${s.ino}` : "";
+	};
 	return {
-		load: () => readCheckpoints(file),
+		load: async () => {
+			seen = stamp();
+			return readCheckpoints(file);
+		},
+		changed: () => seen !== undefined && stamp() !== seen,
 		save: async (checkpoints) => {
 			if (checkpoints.size === 0) return;
 			const merged = new Map(await readCheckpoints(file));
@@ -45,6 +56,7 @@ export function workspaceCheckpointStore(workspace: string): CheckpointStore {
 			};
 			makePbotFolder(dirname(file));
 			await writeFileAtomic(file, `${JSON.stringify(body)}\n`);
+			seen = stamp();
 		},
 	};
 }

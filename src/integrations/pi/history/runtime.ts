@@ -12,7 +12,7 @@ import type { HistoryService } from "../../../services/history/service/historySe
 import { fileDiscovery } from "./discovery.ts";
 import { FolderWatch } from "./folderWatch.ts";
 import { discoveryOptionsOf, type PiSessionFacts } from "./piSession.ts";
-import { fingerprintOf } from "./sessionFiles.ts";
+import { fingerprintOf, sourceState } from "./sessionFiles.ts";
 import { tailSessionFile } from "./tailSessionFile.ts";
 import type { MigrationReport } from "./workspaceMigration.ts";
 import { createWorkspaceHistory } from "./workspaceHistory.ts";
@@ -39,6 +39,8 @@ export class HistoryRuntime {
 	private readonly problems: string[] = [];
 	/** The live ingests of the tails followed in this process (a switch starts another; the old one's writes may still land). */
 	private readonly live = new Set<LiveIngest>();
+	/** Checkpoints of the tailed file being saved (`tailCaughtUp`). */
+	private readonly checkpointing = new Set<Promise<void>>();
 	/** The ingest running in the background, if any. */
 	private pending: Promise<void> = Promise.resolve();
 	/** The summary pass in flight: one at a time, cancelled by new input, a switch or shutdown. */
@@ -162,20 +164,31 @@ export class HistoryRuntime {
 		return service;
 	}
 
-	/** Has the tail read the current file to its end, and tells the service (`appliedLive`) when it did. */
+	/**
+	 * Has the tail read the current file to its end, and tells the service (`appliedLive`) when it
+	 * did: with the file's checkpoint state when the file is still as the tail read it, so other
+	 * processes can skip it once its archive is written (saved in the background; `settled` waits).
+	 */
 	private async tailCaughtUp(service: HistoryService): Promise<void> {
 		const read = this.readTail;
 		const file = this.tailedFile;
+		const sessionId = this.facts?.sessionId;
 		if (!read || !file) return;
 		const stat = await read();
+		if (!stat || this.readTail !== read) return;
 		// (The key discovery gives the file: its path, which `sessionFactsOf` resolved against the workspace.)
-		if (stat && this.readTail === read) service.appliedLive(file, fingerprintOf(stat));
+		const state = await sourceState(file).catch(() => undefined);
+		const same = state !== undefined && state.size === stat.size && state.mtimeMs === stat.mtimeMs;
+		const saved = service.appliedLive(file, fingerprintOf(stat), same && sessionId ? { state, sessionId } : undefined);
+		this.checkpointing.add(saved);
+		void saved.finally(() => this.checkpointing.delete(saved));
 	}
 
-	/** Resolves when the background ingest queued so far, and the live updates in flight, are done. */
+	/** Resolves when the background ingest queued so far, the live updates in flight and their checkpoints are done. */
 	async settled(): Promise<void> {
 		await this.pending;
 		await Promise.all([...this.live].map((l) => l.settled()));
+		await Promise.all([...this.checkpointing]);
 	}
 
 	/**

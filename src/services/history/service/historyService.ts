@@ -374,9 +374,14 @@ export class HistoryService {
 		for (const [key, value] of stored) this.checkpoints.set(key, value);
 	}
 
-	/** The stored checkpoints (read once per process), or `undefined` without a checkpoint store. */
+	/** The stored checkpoints (read once per process, and again when another process saved some), or `undefined` without a checkpoint store. */
 	private async storedCheckpoints(): Promise<Map<string, SourceCheckpoint> | undefined> {
 		if (!this.options.checkpoints) return undefined;
+		// Another process saved since (a Pi session's live file archived up to its end): read again.
+		if (this.checkpoints && this.options.checkpoints.changed?.()) {
+			const stored = await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>());
+			for (const [key, value] of stored) this.checkpoints.set(key, value);
+		}
 		this.checkpoints ??= new Map(
 			await this.options.checkpoints.load().catch((err: Error) => {
 				// Without them every file is read again: slower, never wrong.
@@ -404,11 +409,32 @@ export class HistoryService {
 	 * A session file followed live (Pi's current one): everything in it up to the state its
 	 * `fingerprint` describes has been handed to `applyEvents` already. A refresh then leaves the
 	 * file alone while it stays so, instead of reading the whole session again (the events were
-	 * queued first, so a query's refresh and scan come after them). The stored checkpoint is not
-	 * changed: the next process reads the file once, as it would have.
+	 * queued first, so a query's refresh and scan come after them).
+	 *
+	 * With `checkpoint` (the file's state as of that fingerprint, and its session), the stored
+	 * checkpoint is brought up to it once the session's archive holds those events: another process
+	 * — `pbot-history search` in a terminal, another Pi session of the workspace — then skips the
+	 * file instead of reading it whole after every exchange (a 30 MB session: 0.8 s a search instead
+	 * of 0.16). Resolves when it is saved (a failure is a warning: the others only read the file).
 	 */
-	appliedLive(sourceKey: string, fingerprint: string): void {
+	async appliedLive(sourceKey: string, fingerprint: string, checkpoint?: { readonly state: SourceState; readonly sessionId: string }): Promise<void> {
 		this.fingerprints.set(sourceKey, fingerprint);
+		const store = this.options.checkpoints;
+		if (!checkpoint || !store) return;
+		const { state, sessionId } = checkpoint;
+		const entry: SourceCheckpoint = { size: state.size, mtimeMs: state.mtimeMs, headHash: state.headHash, sessionId, stamp: fingerprint };
+		const known = (await this.storedCheckpoints())?.get(state.key);
+		if (known && known.stamp === fingerprint && known.sessionId === sessionId) return;
+		try {
+			// After the events handed over so far are applied (their turn), then after their write.
+			await this.serially(async () => undefined);
+			await this.writer.write(sessionId);
+			if (!this.archives.held.has(sessionId) && !(await this.archives.storedIds()).has(sessionId)) return;
+			await store.save(new Map([[state.key, entry]]));
+			this.checkpoints?.set(state.key, entry);
+		} catch (err) {
+			this.warnings.push(`checkpoints: ${(err as Error).message}`);
+		}
 	}
 
 	/**

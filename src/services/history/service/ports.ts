@@ -229,6 +229,8 @@ export interface CheckpointStore {
 	load(): Promise<ReadonlyMap<string, SourceCheckpoint>>;
 	/** Records these checkpoints (merged over what is stored: other processes' entries stay). */
 	save(checkpoints: ReadonlyMap<string, SourceCheckpoint>): Promise<void>;
+	/** Whether what is stored may differ from what the last `load` or `save` saw (another process saved since): a `stat`. */
+	changed?(): boolean;
 }
 
 /** Who holds the ingest lease another process waits for: for a person to read. */
