@@ -9,7 +9,11 @@ import { fauxAssistantMessage, registerFauxProvider, type FauxProviderRegistrati
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { piSummaryModel } from "../../src/integrations/pi/history/piSummaryModel.ts";
+import { fileDiscovery } from "../../src/integrations/pi/history/discovery.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import { HistoryService } from "../../src/services/history/service/historyService.ts";
+import { workspaceCheckpointStore } from "../../src/storage/history-files/checkpoints.ts";
+import { workspaceArchiveStore, workspaceSummaryClaims, workspaceTextStore } from "../../src/storage/history-files/index.ts";
 import { runSummaryPass } from "../../src/services/history/summaries/summaryWorker.ts";
 import { exited, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import { foldersRemovedAfter } from "../helpers/cleanups.ts";
@@ -110,5 +114,37 @@ describe("summary claims", () => {
 		// …and let go as soon as they are, while b's are made.
 		expect(seen.find((s) => s.made === dueA + 1)).toMatchObject({ a: false, b: true });
 		expect(existsSync(lockOf(a)) || existsSync(lockOf(b))).toBe(false);
+	});
+
+	it("reads a claimed session's archive again only when it changed since this process read or wrote it", { timeout: 30_000 }, async () => {
+		const { ws, a, due } = await twoSessions("pbot-claims-reads-");
+		const reads: string[] = [];
+		const inner = workspaceArchiveStore(ws.workspace);
+		const service = new HistoryService({
+			store: { ...inner, read: (id) => (reads.push(id), inner.read(id)) },
+			discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }),
+			checkpoints: workspaceCheckpointStore(ws.workspace),
+			text: workspaceTextStore(ws.workspace),
+			summaryClaims: workspaceSummaryClaims(ws.workspace),
+		});
+		await service.loadSessions(due.keys());
+		const loaded = reads.length;
+		const target = service.summaryTarget();
+		// As this process read it: the claim takes it without reading it again.
+		expect(await target.claim?.(a)).toBe(true);
+		expect(reads).toHaveLength(loaded);
+		await target.releaseClaims?.();
+		// Written since by another process: the next claim reads it.
+		const other = openWorkspaceHistory({ workspace: ws.workspace, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
+		await other.loadSessions([a]);
+		const m = fauxModel();
+		await runSummaryPass(
+			other.summaryTarget((state) => ({ sessions: { [a]: state.sessions[a] as never } })),
+			m.model,
+			new AbortController().signal,
+		);
+		expect(await target.claim?.(a)).toBe(true);
+		expect(reads.slice(loaded)).toEqual([a]);
+		await target.releaseClaims?.();
 	});
 });

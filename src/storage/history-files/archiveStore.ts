@@ -1,11 +1,13 @@
 import type { SessionArchive } from "../../services/history/projections/archive.ts";
 import { mergeArchives } from "../../services/history/projections/mergeArchives.ts";
 import type { ArchiveStore } from "../../services/history/service/ports.ts";
-import { listArchiveIds, readArchiveCleaning, readArchiveParent, readArchiveWithRevision } from "./archiveFiles.ts";
+import { statSync } from "node:fs";
+import { archivePath, listArchiveIds, readArchiveCleaning, readArchiveParent, readArchiveWithRevision } from "./archiveFiles.ts";
 import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
 import { archiveRevisions, cachedArchiveRevisions, type ListingMemo, settledArchiveListing } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { WrittenArchives } from "./writtenArchives.ts";
+import { revisionOf } from "./writeJsonAtomic.ts";
 
 /**
  * The workspace's `.pi/pbot/history/` as an archive store.
@@ -42,6 +44,10 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 		sync: () => syncHistoryFolder(workspace),
 		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace, listings)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
+		revisionOf: (sessionId) => {
+			const stat = statSync(archivePath(workspace, sessionId), { throwIfNoEntry: false });
+			return stat ? revisionOf(stat) : undefined;
+		},
 		parentOf: async (sessionId) => readArchiveParent(workspace, sessionId),
 	};
 }

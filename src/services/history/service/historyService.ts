@@ -477,7 +477,7 @@ export class HistoryService {
 				...(durability === "deferred" ? { deferDurability: true } : {}),
 				...(this.liveSessions.has(sessionId) ? { jsonCache: this.liveJson } : {}),
 			});
-			this.archives.written(sessionId);
+			this.archives.written(sessionId, written?.revision);
 			const stored = written?.archive ?? (kept ? archive : undefined);
 			if (written && stored) this.archiveCache.put(sessionId, written.revision, stored);
 			await this.projection.put(written?.archive ?? text, written?.revision);

@@ -32,6 +32,8 @@ export interface ArchiveStore {
 	revisions?(options?: { readonly fresh?: boolean }): Promise<ReadonlyMap<string, string>>;
 	/** An archive and the revision of exactly what was read, or `undefined` when there is none. */
 	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
+	/** The current revision of one stored archive (the workspace store: a `stat`), or `undefined` when there is none. */
+	revisionOf?(sessionId: string): string | undefined;
 	/**
 	 * The session an archive names as its parent, read cheaply (the workspace store: from the
 	 * archive's first bytes): `null` for none, `undefined` when it cannot tell. The text projection
