@@ -121,7 +121,13 @@ describe("summary claims", () => {
 		const reads: string[] = [];
 		const inner = workspaceArchiveStore(ws.workspace);
 		const service = new HistoryService({
-			store: { ...inner, read: (id) => (reads.push(id), inner.read(id)) },
+			store: {
+				...inner,
+				read: (id) => {
+					reads.push(id);
+					return inner.read(id);
+				},
+			},
 			discovery: fileDiscovery({ workspace: ws.workspace, sessionDirs: [ws.sessions] }),
 			checkpoints: workspaceCheckpointStore(ws.workspace),
 			text: workspaceTextStore(ws.workspace),
