@@ -22,9 +22,10 @@ import { readRegularFile, readRegularText } from "./regularFile.ts";
  * - or, for a caller that gives a `scope`, it names another one or none (a lock copied with its
  *   workspace, or written by hand: a repository can commit one naming pid 1).
  * A lock held for a whole run, not one write (the ingest lease, a summary claim), has its age
- * renewed while held (`heartbeatMs`). A stale lock is broken by renaming it aside, checking that what was renamed is the lock judged
- * stale (if a new holder had taken it meanwhile, it is put back), and deleting it. Releasing deletes
- * the lock only if it is still ours. Within one process, callers of the same lock are queued.
+ * renewed while held (`heartbeatMs`). A stale lock is broken by renaming it aside, checking that
+ * what was renamed is the lock judged stale (if a new holder had taken it meanwhile, it is put
+ * back), and deleting it. Releasing deletes the lock only if it is still ours. Within one process,
+ * callers of the same lock are queued.
  *
  * Reading a lock file and its age is synchronous (a hundred bytes from the page cache: microseconds,
  * several times less CPU than through the promise API). Creating, renaming and deleting it are
@@ -52,6 +53,13 @@ export interface FileLockOptions {
 	 */
 	readonly scope?: string;
 }
+
+/**
+ * The timing of a lock held for a whole run (the ingest lease, a summary claim), not one write:
+ * renewed every 5 s while held, stale after 20 s without renewal (a holder gone on another host,
+ * a stopped one). Judging a live holder stale costs only work done twice.
+ */
+export const RUN_LOCK_TIMING = { heartbeatMs: 5_000, staleMs: 20_000 } as const satisfies Pick<FileLockOptions, "heartbeatMs" | "staleMs">;
 
 /** Who holds a lock another caller waits for (the service's `LeaseHolder`). */
 export type LockHolder = LeaseHolder;
@@ -189,7 +197,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
 		// Released meanwhile: try again, but not past the deadline (nothing here loops unbounded).
 		if (current === undefined && Date.now() <= deadline) continue;
 		if (current === undefined) throw new FileLockTimeout(`${basename(lockPath)} kept appearing and vanishing`);
-		if (isStale(current, staleMs) || (options.scope !== undefined && current.info !== undefined && current.info.scope !== options.scope)) {
+		if (isStale(current, staleMs, options.scope)) {
 			await breakStale(lockPath, current.info?.token);
 			continue;
 		}
@@ -250,10 +258,11 @@ function parseInfo(text: string): { info?: LockInfo } {
 	return {};
 }
 
-function isStale(state: LockState, staleMs: number): boolean {
+function isStale(state: LockState, staleMs: number, scope?: string): boolean {
 	if (state.ageMs > staleMs) return true;
 	const { info } = state;
 	if (!info) return state.ageMs > EMPTY_STALE_MS;
+	if (scope !== undefined && info.scope !== scope) return true;
 	if (info.host !== hostname()) return false;
 	if (info.pid === process.pid) return (info.thread ?? 0) === currentThreadId() && !heldTokens.has(info.token);
 	return !isAlive(info.pid);

@@ -1,20 +1,11 @@
 import { join, resolve } from "node:path";
 import type { IngestLease } from "../../services/history/service/ports.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
-import { withFileLock } from "./fileLock.ts";
+import { RUN_LOCK_TIMING, withFileLock } from "./fileLock.ts";
 import { folderScope, makePbotFolder } from "./paths.ts";
 
 /** `.pi/pbot/ingest.lock`, relative to the workspace: held by the process reading many session files. */
 export const INGEST_LOCK_FILE = join(PBOT_DIR, "ingest.lock");
-/** How often a holder renews the lease's mtime. */
-const HEARTBEAT_MS = 5_000;
-/**
- * A lease not renewed for this long is stale, whoever holds it: a holder that died on another
- * host, or a lease copied with the workspace (its pid alive here, but renewing another file).
- * Judging a live holder stale costs only work done twice: the archive writes merge under their
- * own locks either way.
- */
-const STALE_MS = 4 * HEARTBEAT_MS;
 /**
  * The longest wait for a live holder. Longer than any ingest of a real history here (1 GB: 6 s), so
  * it ends only a wait on a holder that renews the lease but never finishes (a bug, a process
@@ -29,7 +20,9 @@ const WAIT_AT_MOST_MS = 3 * 60_000;
  * that would read them too waits for it — two Pi sessions opened in a fresh workspace, or a search
  * during `pbot-history ingest` — instead of reading the same gigabyte at the same time on the same
  * cores, and then finds the files archived. A waiter waits while the holder lives and renews the
- * lease, up to `WAIT_AT_MOST_MS`; a dead holder's lease is broken at once (same host) or once it is stale.
+ * lease (`RUN_LOCK_TIMING`), up to `WAIT_AT_MOST_MS`; a dead holder's lease is broken at once (same
+ * host) or once it is stale. Judging a live holder stale costs only work done twice: the archive
+ * writes merge under their own locks either way.
  */
 export function workspaceIngestLease(workspace: string, limits: { readonly waitAtMostMs?: number } = {}): IngestLease {
 	const pbotDir = join(resolve(workspace), PBOT_DIR);
@@ -40,9 +33,8 @@ export function workspaceIngestLease(workspace: string, limits: { readonly waitA
 			makePbotFolder(pbotDir);
 			return withFileLock(lockPath, run, {
 				scope: folderScope(pbotDir),
-				staleMs: STALE_MS,
+				...RUN_LOCK_TIMING,
 				timeoutMs: limits.waitAtMostMs ?? WAIT_AT_MOST_MS,
-				heartbeatMs: HEARTBEAT_MS,
 				...(options.onWait ? { onWait: options.onWait } : {}),
 				...(options.signal ? { signal: options.signal } : {}),
 			});

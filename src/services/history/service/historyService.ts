@@ -369,6 +369,11 @@ export class HistoryService {
 	 */
 	private async reloadStored(): Promise<void> {
 		await this.archives.relist();
+		await this.takeStoredCheckpoints();
+	}
+
+	/** The stored checkpoints read again over those in memory (when they have been read once). */
+	private async takeStoredCheckpoints(): Promise<void> {
 		if (!this.options.checkpoints || !this.checkpoints) return;
 		const stored = await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>());
 		for (const [key, value] of stored) this.checkpoints.set(key, value);
@@ -378,10 +383,7 @@ export class HistoryService {
 	private async storedCheckpoints(): Promise<Map<string, SourceCheckpoint> | undefined> {
 		if (!this.options.checkpoints) return undefined;
 		// Another process saved since (a Pi session's live file archived up to its end): read again.
-		if (this.checkpoints && this.options.checkpoints.changed?.()) {
-			const stored = await this.options.checkpoints.load().catch(() => new Map<string, SourceCheckpoint>());
-			for (const [key, value] of stored) this.checkpoints.set(key, value);
-		}
+		if (this.checkpoints && this.options.checkpoints.changed?.()) await this.takeStoredCheckpoints();
 		this.checkpoints ??= new Map(
 			await this.options.checkpoints.load().catch((err: Error) => {
 				// Without them every file is read again: slower, never wrong.

@@ -59,8 +59,9 @@ export class WorkspaceArchives {
 		}
 		if (!stored) return;
 		this.stored?.add(sessionId);
-		const merged = mergeArchives(stored, this.held.get(sessionId) ?? held);
-		if (merged !== this.held.get(sessionId)) this.held.update(sessionId, merged);
+		// (Called in the service's turn: the held archive is the same after the read.)
+		const merged = mergeArchives(stored, held);
+		if (merged !== held) this.held.update(sessionId, merged);
 	}
 
 	/** This process wrote the session's archive (as `revision`, when the store says). */
