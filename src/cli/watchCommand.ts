@@ -1,6 +1,7 @@
 import { watch, type FSWatcher } from "chokidar";
 import ndjson from "ndjson";
 import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { Subscription } from "rxjs";
@@ -57,7 +58,26 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		onUpdateError: (err) => stderr(`warning: ${err.message}`),
 		onTailError: (err) => stderr(`warning: a tail stopped: ${err.message}`),
 	});
-	const follow = async () => {
+	// One discovery at a time; a call during one runs it once more after it (what changed meanwhile
+	// is seen), however many calls came.
+	let following: Promise<void> | undefined;
+	let again = false;
+	const follow = (): Promise<void> => {
+		if (following) {
+			again = true;
+			return following;
+		}
+		following = (async () => {
+			do {
+				again = false;
+				await discoverAndFollow();
+			} while (again && !signal.aborted);
+		})().finally(() => {
+			following = undefined;
+		});
+		return following;
+	};
+	const discoverAndFollow = async () => {
 		const { sources } = await fileDiscovery(options.discovery).discover();
 		for (const source of sources) {
 			if (tails.has(source.key) || signal.aborted) continue;
@@ -83,9 +103,13 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const missing = new Set(options.folders.filter((folder) => !isFolder(folder)));
 	const watchFolders = async (folders: readonly string[]): Promise<FSWatcher> => {
 		const made = watch([...folders], { ignoreInitial: true, depth: 0 });
-		made.on("add", (path) => {
-			if (path.endsWith(".jsonl")) void follow();
-		});
+		// A file is made empty and then written: its "add" may come before its header is there (the
+		// discovery then cannot place it), so a change to a file not followed yet is looked at too.
+		const look = (path: string) => {
+			if (path.endsWith(".jsonl") && !tails.has(resolve(path))) void follow();
+		};
+		made.on("add", look);
+		made.on("change", look);
 		// (A watcher given no path is never "ready".)
 		if (folders.length > 0) await new Promise<void>((resolve) => made.once("ready", () => resolve()));
 		return made;

@@ -88,7 +88,11 @@ describe("pbot-history watch", () => {
 		// ready): a later session (another Pi) is followed as it appears.
 		const more = (await readFile(fixturePath("many-qa-72"), "utf8")).split("\n");
 		more[0] = more[0]!.replace(/"cwd":"[^"]*"/, `"cwd":${JSON.stringify(workspace)}`).replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000003"');
-		await writeFile(join(folder, "2026-04-02T00-00-00-000Z_0190dddd-0000-7000-8000-000000000003.jsonl"), `${more.join("\n")}`);
+		// Made as any file is, empty and then written: its "add" comes before there is a header to read.
+		const later = join(folder, "2026-04-02T00-00-00-000Z_0190dddd-0000-7000-8000-000000000003.jsonl");
+		await writeFile(later, "");
+		await new Promise((r) => setTimeout(r, 400));
+		await writeFile(later, `${more.join("\n")}`);
 		await waitFor(() => out.some((l) => l.includes("topic-0")), "the later session's Q&A");
 		controller.abort();
 		expect(await done).toBe(0);
