@@ -11,6 +11,7 @@ import { tailSessionFile } from "../integrations/pi/history/tailSessionFile.ts";
 import type { HistoryEvent } from "../services/history/model/events.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import type { QaNode } from "../services/history/model/types.ts";
+import { printable } from "../services/history/query/printable.ts";
 
 export interface WatchOptions {
 	readonly service: HistoryService;
@@ -177,7 +178,9 @@ function qaLine(qa: QaNode): string {
 	const question = qa.parts.find((p) => p.kind === "input")?.text ?? "";
 	const answer = [...qa.parts].reverse().find((p) => p.kind === "reply")?.text ?? "";
 	const cut = (t: string, n: number) => {
-		const one = t.replace(/\s+/g, " ").trim();
+		// Session text is shown as the queries show it: a control character (an escape sequence in a
+		// pasted log) is made visible, never sent to the terminal.
+		const one = printable(t.replace(/\s+/g, " ").trim());
 		return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 	};
 	const status = qa.completed ? "" : " (open)";

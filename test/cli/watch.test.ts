@@ -57,6 +57,20 @@ describe("pbot-history watch", () => {
 		expect(await stop()).toBe(0);
 	});
 
+	it("shows session text with its control characters made visible, never sent to the terminal", async () => {
+		const { ws, out, stop } = await startWatch([]);
+		await waitFor(() => out.some((l) => /^Watching \d+ session file\(s\)/.test(l)), "the watch to start");
+		const text = (await readFile(fixturePath("steer-followup-abort"), "utf8"))
+			.replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000004"')
+			// A pasted log: colour, a window title (OSC … BEL) and a bell.
+			.replace("Build the project", "Build \\u001b[31mRED\\u001b[0m \\u001b]0;TITLE\\u0007 the project");
+		await writeFile(join(ws.sessions, "2026-04-03T00-00-00-000Z_0190dddd-0000-7000-8000-000000000004.jsonl"), text);
+		const line = await waitFor(() => out.find((l) => l.includes("RED")), "the Q&A with escapes");
+		expect(line).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+		expect(line).toContain("␛[31mRED␛[0m ␛]0;TITLE␇");
+		expect(await stop()).toBe(0);
+	});
+
 	it("waits for Pi's folder of the workspace when it is not there yet, and follows the first session made in it", async () => {
 		const root = await mkdtemp(join(tmpdir(), "pbot-watch-new-"));
 		cleanups.push(() => rm(root, { recursive: true, force: true }));
