@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
@@ -81,6 +81,40 @@ describe("the text projection catches up", () => {
 		const again = open();
 		await expectAnswersFromArchives(again, open);
 		expect(again.takeWarnings()).toEqual([]);
+	});
+
+	it("is rebuilt, with a warning, when bytes of a file were overwritten in place (its length unchanged): rows, a row's meta, a document's text", async () => {
+		/** `[start, end)` of each section of a projection file, from its header line. */
+		const sections = (bytes: Buffer) => {
+			const header = JSON.parse(bytes.toString("utf8", 0, bytes.indexOf(10))) as Record<string, number>;
+			const table = bytes.indexOf(10) + 1;
+			const meta = table + (header.docs as number) * 64 + (header.idBytes as number);
+			const text = meta + (header.metaBytes as number);
+			return { table, meta, text, original: text + (header.textBytes as number) };
+		};
+		const damages: [string, (bytes: Buffer) => void][] = [
+			["the middle of the file", (b) => void b.fill(0x78, 1000, b.length - 1000)],
+			["the meta section", (b) => void b.fill(0x78, sections(b).meta, sections(b).text)],
+			["ten bytes of the text", (b) => void b.fill(0x78, sections(b).text + 100, sections(b).text + 110)],
+		];
+		for (const [what, damage] of damages) {
+			const { workspace, open } = await setup();
+			// The largest projection: a session with many Q&A and summaries.
+			const names = (await readdir(textDir(workspace))).filter((n) => n.endsWith(".text"));
+			const sizes = await Promise.all(names.map(async (n) => (await stat(join(textDir(workspace), n))).size));
+			const file = join(textDir(workspace), names[sizes.indexOf(Math.max(...sizes))] as string);
+			const bytes = await readFile(file);
+			damage(bytes);
+			await writeFile(file, bytes);
+			const service = open();
+			// Every hit counted is shown, as the archives say; a word only the damage wrote is not found.
+			const own = { query: "the", sessionId: basename(file, ".text"), limit: 50 };
+			for (const params of [{ query: "xxxxxxxxxx" }, own, ...PROBES]) expect(await service.search(params), `${what}: ${JSON.stringify(params)}`).toEqual(await expected(open, params));
+			expect(service.takeWarnings().join("\n"), what).toMatch(/search text rebuilt from the archives \(1 damaged\)/);
+			const again = open();
+			await expectAnswersFromArchives(again, open);
+			expect(again.takeWarnings(), what).toEqual([]);
+		}
 	});
 
 	it("removes the projection file of a session whose archive is gone: at the query that sees it go, or at the next ingest", async () => {

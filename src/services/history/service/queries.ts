@@ -71,7 +71,7 @@ export class HistoryQueries {
 	 * A scan of the text projection, then each shown hit's meta and original text (its snippet)
 	 * from its projection file. An empty query lists the sessions.
 	 */
-	async search(params: SearchParams, options: SearchOptions): Promise<SearchAnswer> {
+	async search(params: SearchParams, options: SearchOptions, repaired = false): Promise<SearchAnswer> {
 		const projection = this.ports.projection;
 		await this.ports.refresh();
 		// A session filter names a session the projection must know: caught up first (cheap, heads only).
@@ -92,8 +92,10 @@ export class HistoryQueries {
 			...(options.inProgressOf !== undefined ? { inProgressOf: options.inProgressOf } : {}),
 		};
 		const collector = new ScanCollector(needle, filter, checked ? undefined : page.offset + page.limit);
+		/** Sessions whose shown hits the projection could not back (see `shown`). */
+		const damaged = new Set<string>();
 		// The shown hits are read in the scan's turn: no projection update lands in between.
-		return projection.scan(
+		const answer = await projection.scan(
 			(text, head) => collector.add(text, head),
 			sessionId,
 			async () => {
@@ -107,7 +109,7 @@ export class HistoryQueries {
 				const { ranked, total } = collector.finish(page.offset + page.limit);
 				const shown: { level: number; hit: SearchHit }[] = [];
 				for (const h of ranked.slice(page.offset, page.offset + page.limit)) {
-					const hit = await this.shown(h, needle, checked);
+					const hit = await this.shown(h, needle, checked, damaged);
 					if (hit) shown.push({ level: h.level, hit });
 				}
 				const leftOut = collector.leftOut > 0 ? { leftOut: collector.leftOut } : {};
@@ -117,20 +119,30 @@ export class HistoryQueries {
 			// A session without a hit, found before anything was made for it: noted for the fork chains, as `add` notes it.
 			(head) => void collector.note(head.sessionId, head.parentSessionId),
 		);
+		// Made again from their archives, and the search run once more: a hit counted and not shown
+		// would leave a page short ("1 hit; none from --offset 0").
+		if (damaged.size === 0 || repaired) return answer;
+		await projection.repair([...damaged]);
+		return this.search(params, options, true);
 	}
 
 	/** A ranked hit as shown: its meta and snippet read from its file; `undefined` when the file changed since the scan. */
-	private async shown(h: ScanHit, needle: string, checked: boolean): Promise<SearchHit | undefined> {
+	private async shown(h: ScanHit, needle: string, checked: boolean, damaged: Set<string>): Promise<SearchHit | undefined> {
 		const original = await this.originalOf(h.head, h.originalRange);
 		const metaBytes = await this.ports.projection.slice(h.head, h.metaRange);
 		// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.
 		if (original === undefined || metaBytes === undefined) return undefined;
+		// The bytes are those of the revision scanned (`slice` checks): meta that is not JSON, or an
+		// original without the match the scan found (`shownHit`; a needle the scan does not check
+		// aside), is a damaged file.
 		let meta: DocMeta;
 		try {
 			meta = parseDocMeta(metaBytes);
 		} catch {
+			damaged.add(h.head.sessionId);
 			return undefined;
 		}
+
 		let verified = h.verified;
 		if (checked && h.level > 0) {
 			verified = false;
@@ -138,7 +150,9 @@ export class HistoryQueries {
 			for (const row of meta.coveredRows)
 				if (foldText((await this.originalOf(h.head, h.head.originalRange(row))) ?? "").folded.includes(needle)) verified = true;
 		}
-		return shownHit(h, original, meta, needle, verified);
+		const hit = shownHit(h, original, meta, needle, verified);
+		if (hit === undefined && !checked) damaged.add(h.head.sessionId);
+		return hit;
 	}
 
 	/** A document's original text (at `range` of its projection file), read from the file. */

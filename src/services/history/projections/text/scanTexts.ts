@@ -142,7 +142,16 @@ export class ScanCollector {
 		if (docs.length === 0) return;
 		const inProgress = this.filter.inProgressOf === text.sessionId ? latestOpenQa(text) : -1;
 		const forked = parent !== undefined;
+		// `verified` of each summary hit: one of the Q&A it covers matched too (whatever the filters).
+		// Read first, from the meta: a damaged meta throws before this session has added anything
+		// (the projection then makes the session again from its archive and visits it once more).
 		let matchedQa: Set<number> | undefined;
+		const verifiedOf = new Map<number, boolean>();
+		for (const doc of docs)
+			if (text.level(doc) > 0) {
+				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
+				verifiedOf.set(doc, text.meta(doc).coveredRows.some((r) => matchedQa?.has(r)));
+			}
 		const keys: number[] = [];
 		// Last row first: a session's Q&A are in the order they were asked, and the newest rank first
 		// (see `rank`; the sessions themselves come newest first).
@@ -156,12 +165,7 @@ export class ScanCollector {
 			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
 			const level = text.level(doc);
 			if (level === 0) keys.push(doc);
-			let verified: boolean | undefined;
-			if (level > 0) {
-				// `verified`: one of the Q&A the summary covers matched too (whatever the filters).
-				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
-				verified = text.meta(doc).coveredRows.some((r) => matchedQa?.has(r));
-			}
+			const verified = verifiedOf.get(doc);
 			if (forked) this.forked.push(this.hitOf(text, head, doc, level, endMs, verified, true));
 			else if (this.keep === undefined) this.best.push(this.hitOf(text, head, doc, level, endMs, verified, false));
 			else this.rank(text, head, doc, level, endMs, verified);

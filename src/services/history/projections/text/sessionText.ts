@@ -10,6 +10,7 @@ import {
 	parseDocMeta,
 	ROW,
 	ROW_BYTES,
+	SEPARATOR,
 	SESSION_TEXT_FORMAT,
 	SESSION_TEXT_VERSION,
 	type DocMeta,
@@ -133,7 +134,44 @@ export class SessionText {
 		const needed = { whole: text.end, text: text.originalAt, head: text.metaAt, header: 0 }[part];
 		const short = part === "whole" ? bytes.length !== text.end : bytes.length < needed;
 		if (short) throw new SessionTextError(`cut short (${bytes.length} of ${text.end} bytes)`);
+		if (part !== "header") text.checkRows();
 		return text;
+	}
+
+	/**
+	 * The table checked against the sections it points into, and each document's separator where
+	 * the text is at hand: bytes overwritten in place (the file's length unchanged) would otherwise
+	 * lose hits without a word or fail a search on a row's meta. One pass over the rows, next to a
+	 * scan of the text nothing; a failure makes the file damaged (rebuilt from its archive).
+	 */
+	private checkRows(): void {
+		if (!this.hasRows) return;
+		const { bytes, header } = this;
+		// (A body may hold only the meta section: a chunked scan's, `withMatches`.)
+		const text = this.body && this.body.length >= this.originalAt - this.bodyAt ? this.textAt - this.bodyAt : -1;
+		let next = 0;
+		for (let doc = 0; doc < header.docs; doc++) {
+			const row = this.row(doc);
+			const textStart = bytes.readUInt32LE(row + ROW.textStart);
+			const textEnd = bytes.readUInt32LE(row + ROW.textEnd);
+			const ids = bytes.readUInt32LE(row + ROW.idStart) + bytes.readUInt32LE(row + ROW.idLength);
+			const metaStart = bytes.readUInt32LE(row + ROW.metaStart);
+			const metaEnd = bytes.readUInt32LE(row + ROW.metaEnd);
+			const originalStart = bytes.readUInt32LE(row + ROW.originalStart);
+			const originalEnd = bytes.readUInt32LE(row + ROW.originalEnd);
+			const inside =
+				textStart === next &&
+				textEnd >= textStart &&
+				textEnd < header.textBytes &&
+				ids <= header.idBytes &&
+				metaStart <= metaEnd &&
+				metaEnd <= header.metaBytes &&
+				originalStart <= originalEnd &&
+				originalEnd <= header.originalBytes;
+			if (!inside) throw new SessionTextError(`damaged: row ${doc} points outside its sections`);
+			if (text >= 0 && this.body?.[text + textEnd] !== SEPARATOR) throw new SessionTextError(`damaged: the text of row ${doc} does not end where its row says`);
+			next = textEnd + 1;
+		}
 	}
 
 	/** The file's bytes `[from, to)` from the body at hand (which must hold them). */
@@ -144,7 +182,9 @@ export class SessionText {
 	/** This head with its body (the file's `[metaAt, originalAt)`, read for a scan). */
 	withBody(body: Buffer): SessionText {
 		if (body.length !== this.originalAt - this.metaAt) throw new SessionTextError(`cut short (${body.length} of ${this.originalAt - this.metaAt} body bytes)`);
-		return new SessionText(this.bytes, this.header, this.tableAt, { bytes: body, at: this.metaAt });
+		const text = new SessionText(this.bytes, this.header, this.tableAt, { bytes: body, at: this.metaAt });
+		text.checkRows();
+		return text;
 	}
 
 	/**
@@ -246,7 +286,12 @@ export class SessionText {
 	/** A row's meta, from the body (which must be at hand). */
 	meta(doc: number): DocMeta {
 		const [from, to] = this.metaRange(doc);
-		return parseDocMeta(this.bodyBytes().subarray(from - this.bodyAt, to - this.bodyAt));
+		try {
+			return parseDocMeta(this.bodyBytes().subarray(from - this.bodyAt, to - this.bodyAt));
+		} catch (err) {
+			if (err instanceof SessionTextError) throw err;
+			throw new SessionTextError(`damaged: the meta of row ${doc} is not JSON`);
+		}
 	}
 
 	/** Where a row's original text is in the file (`[start, end)`). */

@@ -2,7 +2,7 @@ import { emptySessionArchive, type SessionArchive } from "../archive.ts";
 import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/ports.ts";
 import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
-import { SessionText } from "./sessionText.ts";
+import { SessionText, SessionTextError } from "./sessionText.ts";
 import { Slab } from "./slab.ts";
 import { type LazyPack, NOT_FOUND, StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
@@ -273,6 +273,25 @@ export class TextProjection {
 	}
 
 	/**
+	 * Sessions whose projection a search found damaged where reading it could not tell (a shown
+	 * hit's meta is not JSON, or its text lacks the match the scan found, with the file unchanged):
+	 * each made again from its archive, into a file of its own (read before the pack), and said.
+	 */
+	repair(ids: readonly string[]): Promise<void> {
+		return this.inTurn(async () => {
+			const writes: Promise<void>[] = [];
+			for (const id of ids) {
+				this.packedSlices.delete(id);
+				this.checkedFiles.delete(id);
+				const text = await this.rebuild(id, writes);
+				if (text) this.hold(text);
+			}
+			await Promise.all(writes);
+			this.options.warn(`search text rebuilt from the archives (${ids.length} damaged)`);
+		});
+	}
+
+	/**
 	 * After an archive write: the session's projection, from the archive as stored (or a body
 	 * made from it before the write) and the revision the write reports.
 	 */
@@ -491,6 +510,24 @@ export class TextProjection {
 		// overlay is dropped only after its session's projection was stored (`HistoryService`).
 		// (A catch-up that makes a new pack keeps it in session id order, as every pack is written.)
 		const order = newestFirst && !bulk ? [...ids].reverse() : ids;
+		/**
+		 * A visit of a projection read from disk. One that finds it damaged where the read could not
+		 * tell (a row's meta: `SessionText.meta`) has added nothing: the session is made again from
+		 * its archive, said in the warning, and visited once more.
+		 */
+		const visitStored = async (id: string, text: SessionText, head: SessionText): Promise<void> => {
+			const see = visit as NonNullable<typeof visit>;
+			try {
+				see(text, head);
+				return;
+			} catch (err) {
+				if (!(err instanceof SessionTextError)) throw err;
+			}
+			rebuilt.damaged++;
+			rebuilt.made++;
+			const remade = await this.rebuild(id, writes, parents);
+			if (remade) see(remade, this.hold(remade));
+		};
 		const eachSession = async () => {
 			for (const [index, id] of order.entries()) {
 				await this.timeSlice.pause();
@@ -517,7 +554,7 @@ export class TextProjection {
 					// memory and one read per session measured faster than chunks.)
 					const body = await this.stored.body(head, pack);
 					if (body) {
-						visit(body, head);
+						await visitStored(id, body, head);
 						continue;
 					}
 					head = undefined;
@@ -533,7 +570,7 @@ export class TextProjection {
 					}
 					if (searched) {
 						// A hit copies what it needs out of the rows: a one-shot search keeps no head.
-						visit(searched, this.searches > 0 ? this.hold(searched, true) : head);
+						await visitStored(id, searched, this.searches > 0 ? this.hold(searched, true) : head);
 						continue;
 					}
 					head = undefined;
@@ -559,7 +596,7 @@ export class TextProjection {
 					// The parents stay those the heads name (`rebuild` asks them, not every head).
 					if (head.parentSessionId !== undefined) parents.add(head.parentSessionId);
 				}
-				if (visited) visit(text, head);
+				if (visited) await visitStored(id, text, head);
 			}
 		};
 		if (bulk) await this.packs.making(eachSession);
