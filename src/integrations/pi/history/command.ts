@@ -5,8 +5,8 @@ import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span, type ViewerTheme } from "./viewer.ts";
-import { markedSnippet, printable } from "../../../services/history/query/printable.ts";
-import { HistoryPicker } from "./picker.ts";
+import { printable } from "../../../services/history/query/printable.ts";
+import { HistoryPicker, type PickerDetail, type PickerPage } from "./picker.ts";
 import type { MarkdownTheme } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
 
@@ -15,7 +15,7 @@ const SUBCOMMANDS = [
 	{ value: "history", description: "browse sessions, or search with a keyword" },
 	{ value: "summaries", description: "the summary backlog; on/off for earlier work, the threshold" },
 ];
-/** How many sessions or hits a picker offers. */
+/** How many sessions or hits a picker loads at a time (the service's most for a page). */
 const PICKER_LIMIT = 50;
 /** What the viewer's `done` hands back, to tell a closed viewer from an RPC `custom()` that returns at once. */
 const CLOSED = "closed" as const;
@@ -53,7 +53,10 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 				// Let a background ingest finish first; the query below refreshes (once) itself.
 				await runtime.settled();
 				if (keyword === "") await pickSession(ctx, service, await service.sessions({ limit: PICKER_LIMIT }));
-				else await pickHit(ctx, service, await service.search({ query: keyword, limit: PICKER_LIMIT }, { inProgressOf: facts.sessionId }));
+				else {
+					const search = (offset: number) => service.search({ query: keyword, limit: PICKER_LIMIT, offset }, { inProgressOf: facts.sessionId });
+					await pickHit(ctx, service, await search(0), search);
+				}
 			} catch (err) {
 				say(ctx, `pbot history: ${(err as Error).message}`, "error");
 			}
@@ -65,65 +68,96 @@ export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime
 async function pickSession(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult): Promise<void> {
 	if (!ctx.hasUI) return print(sessionsText(result));
 	if (result.total === 0) return say(ctx, "pbot history: no sessions archived for this workspace yet.", "info");
-	const items = result.sessions.map((s, i) => ({
-		value: s.rootId,
-		label: `${String(i + 1).padStart(2)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
-	}));
-	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first (times UTC)`, items);
+	const digits = numberWidth(result.total);
+	const rowsOf = (page: SessionListResult): PickerPage => ({
+		items: page.sessions.map((s, i) => ({
+			value: s.rootId,
+			label: `${String(page.offset + i + 1).padStart(digits)}. ${printable(s.title)}  ·  ${span(s.lastAt, s.lastAt)}  ·  ${s.qa} Q&A${s.incomplete ? ` (${s.incomplete} open)` : ""}`,
+		})),
+		total: page.total,
+		nextOffset: page.nextOffset,
+	});
+	const load = async (offset: number) => rowsOf(await service.sessions({ limit: PICKER_LIMIT, offset }));
+	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first (times UTC)`, rowsOf(result), load);
 	if (picked) await view(ctx, service, picked);
 }
 
-async function pickHit(ctx: ExtensionCommandContext, service: HistoryService, result: SessionListResult | SearchResult): Promise<void> {
+async function pickHit(
+	ctx: ExtensionCommandContext,
+	service: HistoryService,
+	result: SessionListResult | SearchResult,
+	search: (offset: number) => Promise<SessionListResult | SearchResult>,
+): Promise<void> {
 	if (result.kind === "sessions") return pickSession(ctx, service, result);
 	if (!ctx.hasUI) return print(hitsText(result));
 	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${printable(result.query)}". Try other words or a shorter phrase.`, "info");
-	const items: { value: string; label: string }[] = [];
 	const hits = new Map<string, SearchHit>();
-	for (const group of result.groups) {
-		for (const hit of group.hits) {
-			// The node's own words first (hits of one session differ there), then where and when.
-			const level = group.level === 0 ? "Q&A" : `L${group.level}`;
-			hits.set(hit.id, hit);
-			items.push({
-				value: hit.id,
-				label: `${String(items.length + 1).padStart(2)}. [${level}] ${printable(hit.preview)}  ·  ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}`,
-			});
+	const digits = numberWidth(result.total);
+	// Paging runs over the groups concatenated: a row's number is the page's offset plus its place in it.
+	const rowsOf = (page: SearchResult): PickerPage => {
+		const items: { value: string; label: string }[] = [];
+		for (const group of page.groups) {
+			for (const hit of group.hits) {
+				// The node's own words first (hits of one session differ there), then where and when.
+				const level = group.level === 0 ? "Q&A" : `L${group.level}`;
+				hits.set(hit.id, hit);
+				items.push({
+					value: hit.id,
+					label: `${String(page.offset + items.length + 1).padStart(digits)}. [${level}] ${printable(hit.preview)}  ·  ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}`,
+				});
+			}
 		}
-	}
+		return { items, total: page.total, nextOffset: page.nextOffset };
+	};
+	const load = async (offset: number) => {
+		const page = await search(offset);
+		if (page.kind !== "hits") throw new Error("the search listed sessions instead of hits");
+		return rowsOf(page);
+	};
 	const picked = await pick(
 		ctx,
 		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level; times UTC)`,
-		items,
-		(value, theme) => {
+		rowsOf(result),
+		load,
+		(value) => {
 			const hit = hits.get(value);
-			return hit ? `${theme.fg("muted", "match:")} ${markedSnippet(hit, (match) => theme.inverse(match))}` : undefined;
+			return hit ? { label: "match:", text: hit.snippet, match: hit.match } : undefined;
 		},
 	);
 	if (picked) await view(ctx, service, picked, result.query);
 }
 
+/** Digits of a row number, so the numbers line up (at least two, as with the first page of 50). */
+function numberWidth(total: number): number {
+	return Math.max(2, String(total).length);
+}
+
 /**
- * A row chosen in a picker that fits the terminal (`HistoryPicker`); where custom components are
- * not available (RPC), Pi's own select with the same rows. `undefined`: closed without a choice.
+ * A row chosen in a picker that fits the terminal and loads the rows after `first` as the
+ * selection reaches them (`HistoryPicker`); where custom components are not available (RPC), Pi's
+ * own select with the first page's rows. `undefined`: closed without a choice.
  */
 async function pick(
 	ctx: ExtensionCommandContext,
 	title: string,
-	items: readonly { value: string; label: string }[],
-	detail?: (value: string, theme: ViewerTheme) => string | undefined,
+	first: PickerPage,
+	load: (offset: number) => Promise<PickerPage>,
+	detail?: (value: string) => PickerDetail | undefined,
 ): Promise<string | undefined> {
 	const chosen = await ctx.ui.custom<{ readonly value: string | undefined }>((tui, theme, _keybindings, done) => {
-		return new HistoryPicker(title, items, {
+		return new HistoryPicker(title, first, {
 			rows: () => tui.terminal.rows,
 			theme,
 			done: (value) => done({ value }),
-			...(detail ? { detail: (value: string) => detail(value, theme) } : {}),
+			load,
+			redraw: () => tui.requestRender(),
+			...(detail ? { detail } : {}),
 		});
 	});
 	if (chosen !== undefined) return chosen.value;
-	const labels = items.map((i) => i.label);
+	const labels = first.items.map((i) => i.label ?? i.value);
 	const choice = await ctx.ui.select(title, labels);
-	return choice === undefined ? undefined : items[labels.indexOf(choice)]?.value;
+	return choice === undefined ? undefined : first.items[labels.indexOf(choice)]?.value;
 }
 
 /** Opens the viewer; where `custom()` is not available (RPC), falls back to select + editor. */
