@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fileDiscovery, nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
 import { FolderWatch } from "../../src/integrations/pi/history/folderWatch.ts";
 import { createWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import type { SearchResult } from "../../src/services/history/query/types.ts";
+import { historyDir } from "../../src/storage/history-files/index.ts";
 import { header, jsonl, reply, user } from "../helpers/entries.ts";
 import { type PiHarness, startPi } from "../helpers/pi.ts";
 import { generatedWorkspace } from "../helpers/workspace.ts";
@@ -126,5 +128,24 @@ describe("inside Pi", () => {
 		await appendFile(file, jsonl([user("c-u2", "c-a1", "And the cormorant chicks?"), reply("c-a2", "c-u2", "They stay a while.")]));
 		expect(await search("cormorant")).toBe(2);
 		expect(await search("cormorant chicks")).toBe(1);
+	});
+
+	it("extracts again, in the same query, a session whose archive a query found damaged (its session file unchanged)", async () => {
+		const { workspace, sessions, service } = await setup();
+		const { file, lastId } = await lastOf(sessions);
+		await appendFile(file, jsonl([user("d-u1", lastId, "Where do the avocets nest?"), reply("d-a1", "d-u1", "On the salt flats.")]));
+		await service.refresh();
+		expect((await service.search({ query: "avocets" })).total).toBe(1);
+		const id = (JSON.parse((await readFile(file, "utf8")).split("\n")[0] as string) as { id: string }).id;
+		// Cut short by hand while Pi runs: the next query reads it (its revision changed), finds it
+		// damaged, moves it aside, and answers with the session extracted again.
+		const archive = join(historyDir(workspace), `${id}.json`);
+		await writeFile(archive, (await readFile(archive, "utf8")).slice(0, 200));
+		const found = (await service.search({ query: "avocets" })) as SearchResult;
+		expect(found.total).toBe(1);
+		expect(service.takeWarnings().join("\n")).toMatch(/is not valid JSON.*extracted again/);
+		const node = found.groups[0]?.hits[0]?.id as string;
+		expect((await service.read({ id: node })).body).toContain("avocets");
+		expect((await readdir(historyDir(workspace))).some((n) => n.startsWith(`${id}.json.damaged-`))).toBe(true);
 	});
 });

@@ -79,6 +79,8 @@ export class HistoryService {
 	private readonly slice: TimeSlice;
 	/** Fingerprint of each source as last ingested: unchanged files are not read again. */
 	private readonly fingerprints = new Map<string, string>();
+	/** The next refresh discovers every session file, not only those the folder watch reports changed (after a repair). */
+	private lookEverywhere = false;
 	private readonly repairs: Repairs;
 	/** Projection bodies made of archive objects (see `bodyOf`): weak, they go with the archive. */
 	private readonly bodies = new WeakMap<SessionArchive, SessionTextBody>();
@@ -108,6 +110,9 @@ export class HistoryService {
 		this.repairs = new Repairs((id) => {
 			this.archives.forget(id);
 			this.fingerprints.clear();
+			// Its session file has not changed: a refresh that looks only at what the folder watch
+			// reports (Pi) would not read it again, and the session would stay out until it changed.
+			this.lookEverywhere = true;
 		});
 		this.archives = new WorkspaceArchives(options.store, warn, unreadable);
 		this.projection = new TextProjection({
@@ -333,7 +338,9 @@ export class HistoryService {
 			if (this.undiscovered === run) this.undiscovered = undefined;
 			// A refresh in a process that watches the session folders looks only at what changed.
 			const discovery = this.options.discovery;
-			const { sources, warnings: discoveryWarnings } = (skipUnchanged ? await discovery.changedSince?.() : undefined) ?? (await discovery.discover());
+			const onlyChanged = skipUnchanged && !this.lookEverywhere;
+			this.lookEverywhere = false;
+			const { sources, warnings: discoveryWarnings } = (onlyChanged ? await discovery.changedSince?.() : undefined) ?? (await discovery.discover());
 			const warnings = [...this.warnings.splice(0), ...discoveryWarnings];
 			const checkpoints = await this.storedCheckpoints();
 			const ports = {

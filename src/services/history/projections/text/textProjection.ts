@@ -643,7 +643,9 @@ export class TextProjection {
 				if (revision !== undefined) read = { archive: emptySessionArchive(newer.session), revision, newerVersion: newer.version };
 			}
 			if (!read) {
-				this.options.warn(`archive ${id}: ${(err as Error).message}; its session is left out of search`);
+				// One moved aside is extracted again (the query runs once more: `Repairs`); its message says so.
+				const named = `archive ${id}: ${(err as Error).message}`;
+				this.options.warn((err as { quarantined?: unknown }).quarantined !== undefined ? named : `${named}; its session is left out of search`);
 				this.options.unreadable?.(id, err as Error);
 				return undefined;
 			}
