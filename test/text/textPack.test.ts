@@ -7,7 +7,7 @@
  * copy left is shown all the same, its projection made again from its archive.
  */
 import { appendFile, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import { SessionText } from "../../src/services/history/projections/text/sessionText.ts";
@@ -451,5 +451,17 @@ describe("the text pack", () => {
 		await store.writePack?.(async (append) => append(before));
 		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".tmp"))).toEqual([]);
 		expect(await answers(open())).toEqual(await archivedAnswers(open));
+
+		// One left when no pack is written again (the pack is there): removed by the next ingest,
+		// which lists the folder; one of a live writer (this process) stays.
+		const again = join(textDir(workspace), ".pack.cache.999999998.0a0b0c0d1.tmp");
+		const live = join(textDir(workspace), `.0190aaaa-0000-7000-8000-000000000001.text.${process.pid}.0a0b0c0d2.tmp`);
+		for (const file of [again, live]) {
+			await writeFile(file, "half a file");
+			await utimes(file, old, old);
+		}
+		await open().ingest();
+		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".tmp"))).toEqual([basename(live)]);
+		await rm(live);
 	});
 });

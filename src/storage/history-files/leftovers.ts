@@ -26,6 +26,11 @@ export async function sweepTemporaryFilesOf(dir: string, file: string): Promise<
 	return sweepFolder(dir, (name) => name.startsWith(`.${file}.`) && isTemporaryFile(name));
 }
 
+/** Removes the temporary files killed writers left in `dir` (as `sweepLeftovers` judges them): the text folder's. */
+export async function sweepTemporaryFiles(dir: string): Promise<number> {
+	return sweepFolder(dir, isTemporaryFile);
+}
+
 async function sweepFolder(dir: string, isLeftover: (name: string) => boolean): Promise<number> {
 	let names: string[];
 	try {

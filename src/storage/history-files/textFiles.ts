@@ -3,7 +3,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
-import { sweepTemporaryFilesOf } from "./leftovers.ts";
+import { sweepTemporaryFiles, sweepTemporaryFilesOf } from "./leftovers.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { fileIdentity, openRegularFile, readRegularFile, readRegularFileChunks, removeRegularFileIf } from "./regularFile.ts";
 import { isTemporaryFile, replaceFileStreamed, replaceFileSync } from "./writeJsonAtomic.ts";
@@ -53,6 +53,9 @@ export function workspaceTextStore(workspace: string): TextStore {
 				if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
 				throw err;
 			}
+			// What killed writers left (a pack's temporary file is as large as the text it holds): a
+			// listing comes with an ingest and with every catch-up that made or removed projections.
+			if (names.some(isTemporaryFile)) await sweepTemporaryFiles(dir);
 			return names
 				.filter((n) => n.endsWith(SUFFIX) && !isTemporaryFile(n))
 				.map((n) => n.slice(0, -SUFFIX.length))
