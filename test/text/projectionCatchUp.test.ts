@@ -109,7 +109,8 @@ describe("the text projection catches up", () => {
 			const service = open();
 			// Every hit counted is shown, as the archives say; a word only the damage wrote is not found.
 			const own = { query: "the", sessionId: basename(file, ".text"), limit: 50 };
-			for (const params of [{ query: "xxxxxxxxxx" }, own, ...PROBES]) expect(await service.search(params), `${what}: ${JSON.stringify(params)}`).toEqual(await expected(open, params));
+			for (const params of [{ query: "xxxxxxxxxx" }, own, ...PROBES])
+				expect(await service.search(params), `${what}: ${JSON.stringify(params)}`).toEqual(await expected(open, params));
 			expect(service.takeWarnings().join("\n"), what).toMatch(/search text rebuilt from the archives \(1 damaged\)/);
 			const again = open();
 			await expectAnswersFromArchives(again, open);

@@ -150,7 +150,10 @@ export class ScanCollector {
 		for (const doc of docs)
 			if (text.level(doc) > 0) {
 				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
-				verifiedOf.set(doc, text.meta(doc).coveredRows.some((r) => matchedQa?.has(r)));
+				verifiedOf.set(
+					doc,
+					text.meta(doc).coveredRows.some((r) => matchedQa?.has(r)),
+				);
 			}
 		const keys: number[] = [];
 		// Last row first: a session's Q&A are in the order they were asked, and the newest rank first
