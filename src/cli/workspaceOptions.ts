@@ -13,13 +13,22 @@ export interface WorkspaceOptions {
 
 /** Adds `--workspace`, `--sessions` and `--agent-dir` to a command. */
 export function addWorkspaceOptions(command: Command, cwd: string): Command {
-	return command
-		.option("-w, --workspace <dir>", "the workspace (Pi's working directory)", cwd)
-		.option("-s, --sessions <dir...>", "session folders to read whole (default: Pi's session folder for the workspace)")
-		.option("--agent-dir <dir>", "Pi's agent directory (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)");
+	return (
+		command
+			.option("-w, --workspace <dir>", "the workspace (Pi's working directory)", cwd)
+			// One folder per flag, repeated for more: a variadic `<dir...>` took the words after it too,
+			// so `search -s DIR owner` lost its query to the folders.
+			.option("-s, --sessions <dir>", "a session folder to read whole; repeat for more (default: Pi's session folder for the workspace)", collect)
+			.option("--agent-dir <dir>", "Pi's agent directory (default: $PI_CODING_AGENT_DIR or ~/.pi/agent)")
+	);
 }
 
 /** The workspace folder the options name, absolute. */
 export function workspaceOf(opts: WorkspaceOptions, cwd: string): string {
 	return resolve(cwd, opts.workspace);
+}
+
+/** `--sessions` given again adds a folder. */
+function collect(value: string, previous: string[] | undefined): string[] {
+	return [...(previous ?? []), value];
 }

@@ -219,6 +219,20 @@ describe("pbot-history demo", () => {
 });
 
 describe("CLI --sessions", () => {
+	it("takes one folder per flag, repeated for more: the words after it stay the command's", async () => {
+		const one = await fixtureWorkspace(["many-qa-72"]);
+		const two = await fixtureWorkspace(["unicode-image"]);
+		const agent = ["--agent-dir", one.agentDir];
+		// The query after the folder: a variadic flag took it as a second folder.
+		const after = await cli(["search", "--workspace", one.workspace, "--sessions", one.sessions, "topic-01", "--json", ...agent]);
+		expect(after.code, after.stderr).toBe(0);
+		expect((JSON.parse(after.stdout) as SearchResult).query).toBe("topic-01");
+		// Two folders, one flag each: the sessions of both.
+		const both = await cli(["sessions", "--workspace", one.workspace, "-s", one.sessions, "-s", two.sessions, "--json", ...agent]);
+		expect(both.code, both.stderr).toBe(0);
+		expect((JSON.parse(both.stdout) as SessionListResult).total).toBe(2);
+	});
+
 	it("exits 2 with a clear message when it names a missing path or a file, instead of answering 0 sessions", async () => {
 		const root = await mkdtemp(join(tmpdir(), "pbot-bad-sessions-"));
 		await mkdir(join(root, "ws"));
