@@ -146,7 +146,10 @@ function buildProgram(io: CliIo): Command {
 			untilCtrlC(async (signal) => {
 				// Loaded here: it needs Pi's SDK (auth, model registry), which costs any command that loads
 				// it about 100 MB before it reads a file.
-				const [{ summarizeWorkspace }, { openFromOptions }] = await Promise.all([import("./summarizeCommand.ts"), import("./workspaceService.ts")]);
+				const [{ summarizeWorkspace, summarizeReportText, summarizeFailureLines, summarizeFailure }, { openFromOptions }] = await Promise.all([
+					import("./summarizeCommand.ts"),
+					import("./workspaceService.ts"),
+				]);
 				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd, io.stderr), {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
@@ -155,16 +158,13 @@ function buildProgram(io: CliIo): Command {
 					onPlan: (plan, model) => io.stderr(`pbot: making ${plan} with ${model}; Ctrl+C stops (what is made is kept)`),
 					onProgress: (done, total) => io.stderr(`pbot: summaries ${done}/${total}`),
 				});
-				if (opts.json) io.stdout(JSON.stringify(report, null, 2));
-				else {
-					const head = report.aborted ? "Stopped: the summary in flight stays pending." : "Done.";
-					io.stdout(
-						`${head} ${report.made} summary(ies) made with ${report.model}, ${report.failed} failed, ${report.remaining} still due (${report.calls} model call(s)).${
-							report.leftToOthers > 0 ? ` ${report.leftToOthers} of them are in sessions another pbot process is summarizing now: left to it.` : ""
-						}`,
-					);
-				}
+				// Why attempts failed, on stderr whatever the format (the JSON report lists them too).
+				for (const line of summarizeFailureLines(report)) io.stderr(line);
+				io.stdout(opts.json ? JSON.stringify(report, null, 2) : summarizeReportText(report));
 				if (report.aborted) throw new Interrupted();
+				// Nothing made and every attempt failed: exit 1 (a partial failure exits 0, its errors said above).
+				const failure = summarizeFailure(report);
+				if (failure) throw new Error(failure);
 			}),
 		);
 

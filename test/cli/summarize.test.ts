@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { registerOAuthProvider, unregisterOAuthProvider } from "@mariozechner/pi-ai/oauth";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { exited as exitedChild, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
@@ -13,6 +15,7 @@ import { fixtureWorkspace } from "../helpers/workspace.ts";
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
 	for (const c of cleanups.splice(0)) await c();
+	vi.unstubAllEnvs();
 });
 
 /** Pi's agent dir with a stored key for the faux provider and the model declared in models.json. */
@@ -44,6 +47,53 @@ async function agentDirWithFaux(root: string): Promise<string> {
 		}),
 	);
 	return agentDir;
+}
+
+/** Every entry under a folder (recursively) with its kind and mode: what a run made or changed there shows. */
+async function listing(dir: string): Promise<string[]> {
+	const out: string[] = [];
+	for (const name of (await readdir(dir, { recursive: true })).sort()) {
+		const s = await stat(join(dir, name));
+		out.push(`${name} ${s.isDirectory() ? "dir" : "file"} ${(s.mode & 0o777).toString(8)} ${s.size}`);
+	}
+	return out;
+}
+
+/**
+ * An agent dir whose models.json declares a model of the built-in provider `anthropic` answered by
+ * the faux provider (api `faux-nokey-api`) and gives no key: the key can only come from auth.json
+ * or ANTHROPIC_API_KEY / ANTHROPIC_OAUTH_TOKEN, which the test clears.
+ */
+async function agentDirWithoutKey(root: string): Promise<string> {
+	const agentDir = join(root, "agent-nokey");
+	await mkdir(agentDir, { recursive: true });
+	await writeFile(
+		join(agentDir, "models.json"),
+		JSON.stringify({
+			providers: {
+				anthropic: {
+					models: [{ id: "faux-nokey", api: "faux-nokey-api", baseUrl: "http://127.0.0.1:9", contextWindow: 64000, maxTokens: 1024 }],
+				},
+			},
+		}),
+	);
+	vi.stubEnv("ANTHROPIC_API_KEY", undefined);
+	vi.stubEnv("ANTHROPIC_OAUTH_TOKEN", undefined);
+	return agentDir;
+}
+
+/** The faux provider answering every call with `reply(n)` (n from 1); `keys` has the API key each call was given. */
+function fauxAnswering(reply: (n: number) => ReturnType<typeof fauxAssistantMessage>, api = "faux-cli-api", provider = "faux", id = "faux-1") {
+	const faux = registerFauxProvider({ api, provider, models: [{ id }] });
+	cleanups.push(() => faux.unregister());
+	const keys: (string | undefined)[] = [];
+	faux.setResponses(
+		Array.from({ length: 200 }, (_, i) => (_context: unknown, options: { apiKey?: string } | undefined) => {
+			keys.push(options?.apiKey);
+			return reply(i + 1);
+		}),
+	);
+	return Object.assign(faux, { keys });
 }
 
 async function summariesOf(workspace: string) {
@@ -89,8 +139,139 @@ describe("pbot-history summarize", () => {
 		const io = { stdout: () => undefined, stderr: (t: string) => void err.push(t), cwd: ws.workspace };
 		expect(await runCli(["summarize", "-s", ws.sessions, "--agent-dir", agentDir, "--model", "nobody/nothing"], io)).toBe(2);
 		expect(err.join("")).toContain('Pi knows no model "nobody/nothing"');
-		expect(await runCli(["summarize", "-s", ws.sessions, "--agent-dir", join(ws.root, "empty-agent")], io)).toBe(2);
+		// An agent dir without settings: no default model, and nothing made there by asking.
+		const empty = join(ws.root, "empty-agent");
+		await mkdir(empty);
+		expect(await runCli(["summarize", "-s", ws.sessions, "--agent-dir", empty], io)).toBe(2);
 		expect(err.join("")).toContain("no model: pass --model");
+		expect(await listing(empty)).toEqual([]);
+	});
+
+	it("stops before any call when the model's provider has no key: exit 2, the provider named, nothing made in the agent dir", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const agentDir = await agentDirWithoutKey(ws.root);
+		const faux = fauxAnswering((n) => fauxAssistantMessage(`summary ${n}`), "faux-nokey-api", "anthropic", "faux-nokey");
+		const before = await listing(agentDir);
+		const err: string[] = [];
+		const out: string[] = [];
+		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io)).toBe(2);
+		const said = err.join("\n");
+		expect(said).toContain('no API key for provider "anthropic" (model anthropic/faux-nokey)');
+		expect(said).toContain("/login");
+		expect(said).toContain(join(agentDir, "auth.json"));
+		expect(faux.state.callCount).toBe(0);
+		expect(out).toEqual([]);
+		expect(await listing(agentDir)).toEqual(before);
+		// Nothing was ingested either: the check comes first.
+		expect(existsSync(historyDir(ws.workspace))).toBe(false);
+
+		// The tester's case: a built-in model and an agent dir with nothing in it.
+		const emptyAgent = join(ws.root, "emptyagent");
+		await mkdir(emptyAgent);
+		err.length = 0;
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", emptyAgent, "--model", "anthropic/claude-sonnet-4-5"], io)).toBe(2);
+		expect(err.join("\n")).toContain('no API key for provider "anthropic"');
+		expect(await listing(emptyAgent)).toEqual([]);
+
+		// With a key kept in auth.json (read, not locked nor rewritten), the same command makes the summaries.
+		await writeFile(join(agentDir, "auth.json"), JSON.stringify({ anthropic: { type: "api_key", key: "stored-key" } }));
+		const withKey = await listing(agentDir);
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io)).toBe(0);
+		expect(faux.state.callCount).toBeGreaterThan(0);
+		expect(new Set(faux.keys)).toEqual(new Set(["stored-key"]));
+		expect(await listing(agentDir)).toEqual(withKey);
+
+		// An expired Pi login is renewed as Pi renews it (under Pi's lock, into the existing auth.json:
+		// a rotated refresh token kept only here would log Pi out), and nothing else is left there.
+		const ws2 = await fixtureWorkspace();
+		cleanups.push(ws2.cleanup);
+		registerOAuthProvider({
+			id: "anthropic",
+			name: "Faux login",
+			login: () => Promise.reject(new Error("no login in tests")),
+			refreshToken: async (c) => ({ ...c, access: "renewed-token", refresh: "refresh-2", expires: Date.now() + 3_600_000 }),
+			getApiKey: (c) => c.access,
+		});
+		cleanups.push(() => unregisterOAuthProvider("anthropic"));
+		await writeFile(join(agentDir, "auth.json"), JSON.stringify({ anthropic: { type: "oauth", access: "expired-token", refresh: "refresh-1", expires: 0 } }));
+		const keysBefore = faux.keys.length;
+		const io2 = { ...io, cwd: ws2.workspace };
+		expect(await runCli(["summarize", "-w", ws2.workspace, "-s", ws2.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io2)).toBe(0);
+		expect(new Set(faux.keys.slice(keysBefore))).toEqual(new Set(["renewed-token"]));
+		expect(JSON.parse(await readFile(join(agentDir, "auth.json"), "utf8"))).toMatchObject({ anthropic: { access: "renewed-token", refresh: "refresh-2" } });
+		expect((await listing(agentDir)).map((l) => l.split(" ")[0])).toEqual(["auth.json", "models.json"]);
+	});
+
+	it("checks --agent-dir and --model before touching anything: a missing agent dir stays missing, an existing one unchanged", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const err: string[] = [];
+		const io = { stdout: () => undefined, stderr: (t: string) => void err.push(t), cwd: ws.workspace };
+		const missing = join(ws.root, "no-such-agent");
+		for (const model of [["--model", "faux/faux-1"], ["--model", "badformat"], []]) {
+			err.length = 0;
+			expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", missing, ...model], io)).toBe(2);
+			expect(err.join("")).toMatch(/--agent-dir: .*no-such-agent does not exist|--model: expected provider\/id, got "badformat"/);
+			expect(existsSync(missing)).toBe(false);
+		}
+		const empty = join(ws.root, "agent-empty");
+		await mkdir(empty);
+		err.length = 0;
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", empty, "--model", "badformat"], io)).toBe(2);
+		expect(err.join("")).toContain('--model: expected provider/id, got "badformat"');
+		expect(await listing(empty)).toEqual([]);
+		const file = join(ws.root, "a-file");
+		await writeFile(file, "");
+		err.length = 0;
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", file, "--model", "faux/faux-1"], io)).toBe(2);
+		expect(err.join("")).toContain("a-file is not a folder");
+	});
+
+	it("says why when every call fails: the error on stderr and in --json, exit 1, and that failing summaries are tried twice", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const agentDir = await agentDirWithFaux(ws.root);
+		const faux = fauxAnswering(() => fauxAssistantMessage([], { stopReason: "error", errorMessage: "401 invalid x-api-key" }));
+		const out: string[] = [];
+		const err: string[] = [];
+		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
+		const args = ["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"];
+		expect(await runCli([...args, "--json"], io)).toBe(1);
+		const report = JSON.parse(out.join(""));
+		const calls = faux.state.callCount;
+		expect(calls).toBeGreaterThan(0);
+		// Each failing summary is tried twice in a run: twice the calls of the summaries tried.
+		expect(report).toMatchObject({ made: 0, failed: calls, calls, failedSummaries: calls / 2, errors: [{ message: "401 invalid x-api-key", count: calls }] });
+		expect(err).toContain(`pbot: model error: 401 invalid x-api-key (${calls} of ${calls} failed attempt(s))`);
+		expect(err.at(-1)).toBe(`pbot-history: no summary made: all ${calls} attempt(s) with faux/faux-1 failed (401 invalid x-api-key)`);
+
+		// The text report says attempts and summaries apart, and why there are more calls than summaries.
+		out.length = 0;
+		err.length = 0;
+		expect(await runCli(args, io)).toBe(1);
+		expect(out.join("")).toContain(
+			`0 summary(ies) made with faux/faux-1, ${calls} failed attempt(s): ${calls / 2} summary(ies) still failing (each is tried up to 2 times in a run, then left for the next), ${report.remaining} still due (${calls} model call(s)).`,
+		);
+		expect(err).toContain(`pbot: model error: 401 invalid x-api-key (${calls} of ${calls} failed attempt(s))`);
+	});
+
+	it("names the error of a partial failure and exits 0", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const agentDir = await agentDirWithFaux(ws.root);
+		// The first summary's two attempts fail; every other call answers.
+		fauxAnswering((n) => (n <= 2 ? fauxAssistantMessage([], { stopReason: "error", errorMessage: "529 overloaded" }) : fauxAssistantMessage(`summary ${n}`)));
+		const out: string[] = [];
+		const err: string[] = [];
+		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
+		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1", "--json"], io)).toBe(0);
+		const report = JSON.parse(out.join(""));
+		expect(report.made).toBeGreaterThan(0);
+		expect(report).toMatchObject({ failed: 2, failedSummaries: 1, errors: [{ message: "529 overloaded", count: 2 }] });
+		expect(err).toContain("pbot: model error: 529 overloaded (2 of 2 failed attempt(s))");
+		expect(err.some((l) => l.startsWith("pbot-history:"))).toBe(false);
 	});
 
 	it("stops cleanly on Ctrl+C: exit 130, the summary in flight stays pending, the archives stay whole", async () => {

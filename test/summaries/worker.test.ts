@@ -107,6 +107,29 @@ describe("summary worker with the faux model", () => {
 		expect(ready.failure).toBeUndefined();
 	});
 
+	it("reports the failures: attempts, the summaries left failing, and each error with its count in the order they came", async () => {
+		const t = target(await replayEvents(jsonl(linear(12))));
+		// Three level-1 summaries: the first fails twice, with two errors (then left for the next pass), the second fails once then is made, the third is made.
+		const errors: Record<number, string> = { 1: "529 overloaded", 2: "401 invalid x-api-key", 3: "529 overloaded" };
+		const m = fauxModel((_u, n) => {
+			const error = errors[n];
+			return error ? fauxAssistantMessage([], { stopReason: "error", errorMessage: error }) : fauxAssistantMessage(`s${n}`);
+		});
+		const report = await runSummaryPass(t, m.model, new AbortController().signal);
+		expect(report).toMatchObject({
+			made: 2,
+			failed: 3,
+			failedSummaries: 1,
+			calls: 5,
+			errors: [
+				{ message: "529 overloaded", count: 2 },
+				{ message: "401 invalid x-api-key", count: 1 },
+			],
+		});
+		const clean = await runSummaryPass(t, m.model, new AbortController().signal);
+		expect(clean).toMatchObject({ made: 1, failed: 0, failedSummaries: 0, errors: [] });
+	});
+
 	it("stores nothing for a summary whose call is aborted", async () => {
 		const t = target(await replayEvents(jsonl(linear(8))));
 		const controller = new AbortController();

@@ -22,8 +22,11 @@ export interface SummaryTarget {
 	releaseClaims?(): Promise<void>;
 }
 
+/** Attempts per summary in one pass before it is left for the next pass, unless a pass is told otherwise. */
+export const MAX_ATTEMPTS_PER_SUMMARY = 2;
+
 export interface SummaryPassOptions {
-	/** Attempts per summary in one pass before it is left for the next pass. */
+	/** Attempts per summary in one pass before it is left for the next pass (default `MAX_ATTEMPTS_PER_SUMMARY`). */
 	readonly maxAttemptsPerSummary?: number;
 	/** Called after every summary made or failed: made so far, and how many were due at the start. */
 	readonly onProgress?: (done: number, total: number) => void;
@@ -31,9 +34,20 @@ export interface SummaryPassOptions {
 	readonly now?: () => Date;
 }
 
+/** One error a pass's failed attempts gave, and how many gave it. */
+export interface SummaryPassError {
+	readonly message: string;
+	readonly count: number;
+}
+
 export interface SummaryPassReport {
 	readonly made: number;
+	/** Failed attempts: a failing summary is tried up to `maxAttemptsPerSummary` times in a pass, each counted. */
 	readonly failed: number;
+	/** Summaries whose last attempt in this pass failed (they stay due). */
+	readonly failedSummaries: number;
+	/** The failed attempts' errors, one entry per message, in the order they first came (the first is the first failure's). */
+	readonly errors: readonly SummaryPassError[];
 	readonly calls: number;
 	/** True when the pass was cancelled; the summary in flight stays as it was. */
 	readonly aborted: boolean;
@@ -61,7 +75,7 @@ export async function runSummaryPass(
 	signal: AbortSignal,
 	options: SummaryPassOptions = {},
 ): Promise<SummaryPassReport> {
-	const maxAttempts = options.maxAttemptsPerSummary ?? 2;
+	const maxAttempts = options.maxAttemptsPerSummary ?? MAX_ATTEMPTS_PER_SUMMARY;
 	const now = options.now ?? (() => new Date());
 	const total = dueCount(target.state());
 	const attempts = new Map<string, number>();
@@ -70,6 +84,13 @@ export async function runSummaryPass(
 	let failed = 0;
 	let calls = 0;
 	const countCall = () => void calls++;
+	/** Summaries whose last attempt failed; the count of each error message. */
+	const failing = new Set<string>();
+	const errors = new Map<string, number>();
+	const failures = (): Pick<SummaryPassReport, "failedSummaries" | "errors"> => ({
+		failedSummaries: failing.size,
+		errors: [...errors].map(([message, count]) => ({ message, count })),
+	});
 	// Said before the first call, which may take a while: the footer shows 0/N, not nothing.
 	if (total > 0) options.onProgress?.(0, total);
 
@@ -87,19 +108,22 @@ export async function runSummaryPass(
 				continue;
 			}
 			const result = await makeSummary(target.state(), next, model, signal, countCall);
-			if (result.kind === "aborted" || signal.aborted) return { made, failed, calls, aborted: true, ...left(target.state(), elsewhere) };
+			if (result.kind === "aborted" || signal.aborted) return { made, failed, ...failures(), calls, aborted: true, ...left(target.state(), elsewhere) };
 			if (result.kind === "skip") {
 				skip.add(next.summary.id);
 				continue;
 			}
 			if (result.kind === "error") {
 				failed++;
+				failing.add(next.summary.id);
+				errors.set(result.error, (errors.get(result.error) ?? 0) + 1);
 				const n = (attempts.get(next.summary.id) ?? 0) + 1;
 				attempts.set(next.summary.id, n);
 				if (n >= maxAttempts) skip.add(next.summary.id);
 				await target.applyEvents([{ type: "SummaryFailed", sessionId: next.sessionId, id: next.summary.id, error: result.error, at: now().toISOString() }]);
 			} else {
 				made++;
+				failing.delete(next.summary.id);
 				await target.applyEvents([
 					{
 						type: "SummaryReady",
@@ -124,7 +148,7 @@ export async function runSummaryPass(
 	} finally {
 		await target.releaseClaims?.();
 	}
-	return { made, failed, calls, aborted: signal.aborted, ...left(target.state(), elsewhere) };
+	return { made, failed, ...failures(), calls, aborted: signal.aborted, ...left(target.state(), elsewhere) };
 }
 
 /** What a pass leaves due: in all, and in the sessions it left to another process. */
