@@ -264,7 +264,7 @@ describe("/pbot summaries", () => {
 		const status = await said("/pbot summaries");
 		expect(status).toContain("This session's new work: 0 summaries due");
 		expect(status).toMatch(/Earlier work: 6 summaries in 3 sessions \(about [\d,.]+k? input tokens\) due/);
-		expect(status).toContain("Not asked yet: a backlog above 50 call(s)");
+		expect(status).toContain("No answer yet: a backlog above 50 call(s) is asked about before it starts (once per Pi start until answered");
 		expect(await said("/pbot summaries on")).toContain("on for this workspace");
 		expect(await said("/pbot summaries")).toContain("Earlier work is summarized (on)");
 		expect(await said("/pbot summaries off")).toContain("off for this workspace");

@@ -53,6 +53,6 @@ function statusText(backlog: Backlog, backfill: "on" | "off" | undefined, thresh
 			? "Earlier work is summarized (on). /pbot summaries off stops it."
 			: backfill === "off"
 				? "Earlier work is not summarized (off). /pbot summaries on starts it."
-				: `Not asked yet: a backlog above ${threshold} call(s) is asked about before it starts. /pbot summaries on|off answers now; /pbot summaries threshold <calls> sets it.`;
+				: `No answer yet: a backlog above ${threshold} call(s) is asked about before it starts (once per Pi start until answered; "Not now" waits for the next). /pbot summaries on|off answers now; /pbot summaries threshold <calls> sets it.`;
 	return ["pbot summaries", current, past, policy].join("\n");
 }
