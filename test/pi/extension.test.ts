@@ -118,6 +118,21 @@ describe("pbot inside Pi (headless SDK, faux model)", () => {
 			expect(shown).not.toMatch(/undefined|\[success\]/);
 			expect(shown.includes("search first")).toBe(expanded);
 		}
+		// Pi's own validation failure names the tool on one line and the reason on the next: both show collapsed.
+		const invalid = {
+			content: [
+				{
+					type: "text" as const,
+					text: 'Validation failed for tool "pbot_history":\n  - action: must be equal to one of the allowed values\n\nReceived arguments:\n{"action":"delete"}',
+				},
+			],
+			details: {},
+		};
+		const collapsed = tool.renderResult!(invalid as never, { expanded: false, isPartial: false }, theme, { isError: true } as never)
+			.render(200)
+			.join("\n");
+		expect(collapsed).toContain('Validation failed for tool "pbot_history": - action: must be equal to one of the allowed values');
+		expect(collapsed).not.toContain("Received arguments");
 		const call = tool.renderCall!({ action: "delete", query: "x" } as never, theme, {} as never)
 			.render(200)
 			.join("\n");

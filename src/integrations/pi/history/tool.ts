@@ -111,8 +111,7 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 			const message = printable(result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
 			// A failed call (bad parameters, an unknown node) has no details to summarise: its message, in red.
 			if (context?.isError || !isHistoryDetails(details)) {
-				const first = message.split("\n")[0] ?? "";
-				return new Text(theme.fg("error", expanded ? message : first), 0, 0);
+				return new Text(theme.fg("error", expanded ? message : errorHeadline(message)), 0, 0);
 			}
 			const summary = oneLineSummary(details);
 			const warned = details?.warnings?.length
@@ -122,6 +121,19 @@ export function registerHistoryTool(pi: ExtensionAPI, runtime: HistoryRuntime): 
 			return new Text(`${theme.fg("success", summary)}${warned}\n${message}`, 0, 0);
 		},
 	});
+}
+
+/**
+ * A failed call's message as its collapsed view shows it: the first line, and when that line only
+ * introduces the reason (Pi's "Validation failed for tool …:"), the reason's first line after it.
+ */
+export function errorHeadline(message: string): string {
+	const lines = message
+		.split("\n")
+		.map((l) => l.trim())
+		.filter((l) => l !== "");
+	const first = lines[0] ?? "";
+	return first.endsWith(":") && lines[1] !== undefined ? `${first} ${lines[1]}` : first;
 }
 
 /** Whether a tool result's details are a result of ours (a failed call's are not). */
