@@ -2,6 +2,7 @@
  * `pbot-history demo`: the bundled sample sessions copied into a workspace (a temporary one unless
  * `--keep` names it), ingested, then toured (`demoTour.ts`). Loaded only when the demo runs.
  */
+import { rmSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,14 +27,26 @@ export async function runDemo(options: DemoCommandOptions): Promise<void> {
 	const sessions = join(workspace, "pi-sessions");
 	const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));
 	await cp(samples, sessions, { recursive: true, filter: (src) => !src.endsWith(".json") || src === samples });
-	stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
+	// A temporary workspace is the demo's own, removed however the demo ends: also when the reader of
+	// its output goes away (`demo | head` ends the process at the next write) or on Ctrl+C.
+	const removeNow = () => {
+		if (!options.keep) rmSync(workspace, { recursive: true, force: true });
+	};
+	const onSigint = () => {
+		removeNow();
+		process.exit(130);
+	};
+	process.once("exit", removeNow);
+	process.once("SIGINT", onSigint);
 	try {
+		stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
 		const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
 		const report = await service.ingest();
 		stdout(formatIngestReport(report, historyDir(workspace)));
 		await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
 	} finally {
-		// A temporary workspace is the demo's own: removed, not left in the temp folder.
+		process.off("exit", removeNow);
+		process.off("SIGINT", onSigint);
 		if (!options.keep) {
 			await rm(workspace, { recursive: true, force: true });
 			stdout(`\nRemoved the demo workspace ${workspace}. To keep one and try the commands above: pbot-history demo --keep DIR`);

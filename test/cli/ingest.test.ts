@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { hostname } from "node:os";
@@ -119,6 +119,21 @@ describe("pbot-history ingest", () => {
 		const workspace = /^Demo workspace: (.+)$/m.exec(stdout)?.[1] as string;
 		expect(stdout).toContain(`Removed the demo workspace ${workspace}.`);
 		expect(existsSync(workspace)).toBe(false);
+	});
+
+	it("removes its temporary workspace when the reader of its output goes away (demo | head -1) and on Ctrl+C", async () => {
+		for (const end of ["reader gone", "SIGINT"] as const) {
+			const child = spawn(process.execPath, ["bin/pbot-history.cjs", "demo"], { cwd: process.cwd(), stdio: ["ignore", "pipe", "ignore"] });
+			// The first line names the workspace; then the reader goes (or Ctrl+C comes) while the demo runs.
+			const first = await new Promise<string>((resolve) => child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString("utf8"))));
+			const workspace = /^Demo workspace: (.+)$/m.exec(first)?.[1] as string;
+			expect(workspace).toBeTruthy();
+			if (end === "reader gone") child.stdout.destroy();
+			else child.kill("SIGINT");
+			const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+			expect([0, 130], end).toContain(code);
+			expect(existsSync(workspace), end).toBe(false);
+		}
 	});
 
 	it("prints its version (package.json's) with --version or -V, from the built bin and in process, and help lists the flag", async () => {
