@@ -2,13 +2,14 @@
  * `pbot-history demo`: the bundled sample sessions copied into a workspace (a temporary one unless
  * `--keep` names it), ingested, then toured (`demoTour.ts`). Loaded only when the demo runs.
  */
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { demoTour } from "./demoTour.ts";
+import { UsageError } from "./usageError.ts";
 import { formatIngestReport } from "./ingestCommand.ts";
 
 export interface DemoCommandOptions {
@@ -23,6 +24,8 @@ export interface DemoCommandOptions {
 
 export async function runDemo(options: DemoCommandOptions): Promise<void> {
 	const { samples, stdout } = options;
+	if (options.keep && statSync(resolve(options.cwd, options.keep), { throwIfNoEntry: false })?.isDirectory() === false)
+		throw new UsageError(`--keep: ${resolve(options.cwd, options.keep)} is not a folder (name a folder, or one to make)`);
 	const workspace = options.keep ? resolve(options.cwd, options.keep) : await mkdtemp(join(tmpdir(), "pbot-demo-"));
 	const sessions = join(workspace, "pi-sessions");
 	const files = (await readdir(samples)).filter((n) => n.endsWith(".jsonl"));

@@ -254,6 +254,22 @@ describe("CLI --sessions", () => {
 });
 
 describe("CLI --workspace", () => {
+	it("names the file in the way when the workspace's .pi is a file, and a --keep that is not a folder", async () => {
+		const root = await mkdtemp(join(tmpdir(), "pbot-pi-file-"));
+		await writeFile(join(root, ".pi"), "");
+		for (const command of [["sessions"], ["search", "x"], ["ingest"]]) {
+			const run = await cli([...command, "--workspace", root, "--agent-dir", join(root, "agent")]);
+			expect(run.code, command[0]).toBe(1);
+			expect(run.stderr).toBe(
+				`pbot-history: ${join(root, ".pi")} is not a folder: pbot keeps its files in ${join(root, ".pi", "pbot")} (move or rename that file)\n`,
+			);
+		}
+		const keep = await cli(["demo", "--keep", join(root, ".pi")]);
+		expect(keep.code).toBe(2);
+		expect(keep.stderr).toContain(`--keep: ${join(root, ".pi")} is not a folder`);
+		await rm(root, { recursive: true, force: true });
+	});
+
 	it("exits 2 with a clear message when it names a missing path or a file, and makes nothing there", async () => {
 		const root = await mkdtemp(join(tmpdir(), "pbot-bad-workspace-"));
 		const sessions = join(root, "sessions");

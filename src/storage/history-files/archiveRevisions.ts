@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { checkHistoryFolder, historyDir } from "./archiveFiles.ts";
@@ -136,7 +136,12 @@ const SETTLED_MS = 2000;
 
 /** The history folder's inode and modification time, when it has been still for `SETTLED_MS`; else `undefined`. */
 function folderStamp(dir: string): string | undefined {
-	const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+	let s: BigIntStats | undefined;
+	try {
+		s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+	} catch {
+		return undefined; // (`.pi` a file: the listing's check says so)
+	}
 	if (!s?.isDirectory()) return undefined;
 	if (Date.now() - Number(s.mtimeMs) < SETTLED_MS) return undefined;
 	return `${s.ino}:${s.mtimeNs}`;

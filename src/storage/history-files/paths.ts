@@ -41,7 +41,7 @@ export class UnsafePbotFolderError extends Error {
 export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	const workspace = dirname(dirname(resolve(pbotDir)));
 	for (const folder of dir === pbotDir ? [pbotDir] : [pbotDir, dir]) {
-		const s = lstatSync(folder, { throwIfNoEntry: false });
+		const s = lstatFolder(folder);
 		if (!s) {
 			// No history yet: fine in a workspace, an error where there is no workspace to keep one in.
 			if (folder === pbotDir && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw noWorkspace(workspace);
@@ -56,6 +56,26 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	const real = realpathSync.native(pbotDir);
 	if (!isInside(real, realpathSync.native(workspace)))
 		throw new UnsafePbotFolderError(`${pbotDir} resolves to ${real}, outside the workspace: pbot neither reads nor writes there`);
+}
+
+/**
+ * `lstat` of a folder of `.pi/pbot`; a file where a folder above it should be (`.pi` itself a file)
+ * is said as such, not as Node's `ENOTDIR … lstat '…/.pi/pbot/history'`.
+ */
+function lstatFolder(folder: string): ReturnType<typeof lstatSync> {
+	try {
+		return lstatSync(folder, { throwIfNoEntry: false });
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw err;
+		// The nearest thing above that is there is the file in the way.
+		let above = dirname(folder);
+		while (dirname(above) !== above) {
+			const s = lstatSync(above, { throwIfNoEntry: false });
+			if (s) break;
+			above = dirname(above);
+		}
+		throw new UnsafePbotFolderError(`${above} is not a folder: pbot keeps its files in ${folder} (move or rename that file)`);
+	}
 }
 
 /** The workspace named is not a folder: pbot makes its `.pi/pbot` in one, and never the workspace itself. */
