@@ -83,6 +83,12 @@ describe("paging", () => {
 		expect(errorOf(() => parsePage(-1, 5, bounds)).message).toMatch(/^offset: must be a non-negative integer/);
 		expect(errorOf(() => parseNonNegativeInteger("childrenOffset", 0.5)).message).toMatch(/^childrenOffset: /);
 	});
+
+	it("says an integer past any count is too large, not that it is no integer", () => {
+		expect(errorOf(() => parsePage("999999999999999999999", 5, bounds)).message).toBe(
+			`offset: is too large (at most ${Number.MAX_SAFE_INTEGER}; got "999999999999999999999")`,
+		);
+	});
 });
 
 describe("query text", () => {

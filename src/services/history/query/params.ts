@@ -53,6 +53,8 @@ export function parseNonNegativeInteger(name: string, value: unknown): number | 
 	if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) {
 		const n = Number(value);
 		if (Number.isSafeInteger(n)) return n;
+		// An integer, only one no count could reach.
+		throw badParameter(name, `is too large (at most ${Number.MAX_SAFE_INTEGER}; got ${quote(value)})`);
 	}
 	throw badParameter(name, `must be a non-negative integer (got ${quote(value)})`);
 }
