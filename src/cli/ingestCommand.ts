@@ -1,7 +1,7 @@
 import type { IngestReport } from "../services/history/service/historyService.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { emptyHistoryNote } from "./emptyHistory.ts";
-import { table } from "./format.ts";
+import { type Column, columnsTable, fittingLayout, wrapLine, wrapText } from "./format.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 import { openFromOptions } from "./workspaceService.ts";
 
@@ -18,7 +18,7 @@ export interface IngestCommandOptions extends WorkspaceOptions {
 export async function runIngestCommand(
 	mode: "refresh" | "ingest",
 	opts: IngestCommandOptions,
-	io: { readonly stdout: (text: string) => void; readonly stderr?: (text: string) => void; readonly cwd: string },
+	io: { readonly stdout: (text: string) => void; readonly stderr?: (text: string) => void; readonly cwd: string; readonly columns?: number | undefined },
 	signal?: AbortSignal,
 ): Promise<boolean> {
 	const service = openFromOptions(opts, io.cwd, io.stderr);
@@ -29,13 +29,16 @@ export async function runIngestCommand(
 	if (report.stopped !== undefined) {
 		if (!opts.json)
 			io.stdout(
-				`\nStopped: ${report.stopped} file(s) not read yet. What was read is archived and kept; ${mode === "refresh" ? "`pbot-history ingest` again reads the rest (a query does too)." : "`pbot-history rebuild` again reads every file again."}`,
+				wrapText(
+					`\nStopped: ${report.stopped} file(s) not read yet. What was read is archived and kept; ${mode === "refresh" ? "`pbot-history ingest` again reads the rest (a query does too)." : "`pbot-history rebuild` again reads every file again."}`,
+					io.columns,
+				),
 			);
 		return true;
 	}
 	if (!opts.json && report.sessions.length === 0 && report.unchangedFiles === 0) {
 		const note = await emptyHistoryNote(opts, io.cwd);
-		if (note !== "") io.stdout(note.slice(1));
+		if (note !== "") io.stdout(wrapText(note.slice(1), io.columns));
 	}
 	const failed = ingestTotals(report).failed;
 	if (failed > 0) throw new Error(`${failed} archive write(s) failed (see the warnings): those sessions are not stored`);
@@ -46,10 +49,10 @@ export async function runIngestCommand(
 export function printIngestReport(
 	opts: IngestCommandOptions,
 	report: IngestReport,
-	io: { readonly stdout: (text: string) => void; readonly cwd: string },
+	io: { readonly stdout: (text: string) => void; readonly cwd: string; readonly columns?: number | undefined },
 ): void {
 	if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
-	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd))));
+	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd)), io.columns));
 }
 
 /** The totals a person wants first: how much was found. */
@@ -71,17 +74,29 @@ export function ingestTotals(report: IngestReport) {
 	};
 }
 
-export function formatIngestReport(report: IngestReport, archiveDir: string): string {
+/**
+ * The report as a table. With `columns` (the terminal's width) every line fits in it: the session
+ * ids stay whole, the other columns get shorter headings, then the least wanted go.
+ */
+export function formatIngestReport(report: IngestReport, archiveDir: string, columns?: number): string {
 	const totals = ingestTotals(report);
 	const levelsText = (levels: readonly number[]) => (levels.length === 0 ? "-" : levels.join("/"));
 	const rows = report.sessions.map((s) => [s.sessionId, s.qa, s.incomplete, s.branches, levelsText(s.plannedByLevel), s.rejectedLines]);
 	rows.push(["total", totals.qa, totals.incomplete, totals.branches, levelsText(totals.plannedByLevel), totals.rejectedLines]);
+	const column = (header: string, at: number): Column => ({ header, cells: rows.map((r) => r[at] as string | number) });
+	const full = ["session", "Q&A", "incomplete", "branches", "planned L1/L2/…", "rejected lines"].map(column);
+	const short = ["session", "Q&A", "open", "br", "planned", "rejected"].map(column);
+	const [session, qa, open, br] = short as [Column, Column, Column, Column];
+	const layouts = [full, short, [session, qa, open, br], [session, qa], [session]];
+	const fitted = (line: string, continuation?: string) => (columns === undefined ? line : wrapLine(line, columns, continuation).join("\n"));
 	const lines = [
-		`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
+		fitted(
+			`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
+		),
 		"",
-		table(["session", "Q&A", "incomplete", "branches", "planned L1/L2/…", "rejected lines"], rows),
+		columnsTable(columns === undefined ? full : (layouts[fittingLayout(layouts, columns)] as Column[]), columns),
 	];
-	if (report.warnings.length > 0) lines.push("", "Warnings:", ...report.warnings.map((w) => `  ${w}`));
+	if (report.warnings.length > 0) lines.push("", "Warnings:", ...report.warnings.map((w) => fitted(`  ${w}`, "    ")));
 	return lines.join("\n");
 }
 

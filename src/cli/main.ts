@@ -12,7 +12,7 @@ import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchC
 import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { packageVersion } from "./packageVersion.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
-import { stdoutIsTerminal, writeStdout } from "./stdout.ts";
+import { outputColumns, stdoutIsTerminal, writeStdout } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
@@ -23,6 +23,8 @@ export interface CliIo {
 	readonly cwd: string;
 	/** Highlight matches with ANSI codes (default: off; the process's io turns it on for a terminal). */
 	readonly color?: boolean;
+	/** The width human output fits in (the process's io: the terminal's, or `COLUMNS`); none: whole lines. */
+	readonly columns?: number | undefined;
 	/** Stops long-running commands (`watch`); the process's io uses Ctrl+C. */
 	readonly signal?: AbortSignal;
 }
@@ -35,6 +37,9 @@ const defaultIo: CliIo = {
 	// command formats its output, not when the CLI loads: a pipe's stream is never made.)
 	get color() {
 		return stdoutIsTerminal() && !process.env.NO_COLOR;
+	},
+	get columns() {
+		return outputColumns();
 	},
 };
 
@@ -136,7 +141,15 @@ function buildProgram(io: CliIo): Command {
 		.option("--json", "print the report as JSON")
 		.action((opts: IngestCommandOptions) => ingest("ingest", opts));
 
-	addQueryCommands(program, { stdout: io.stdout, stderr: io.stderr, cwd: io.cwd, color: io.color ?? false });
+	addQueryCommands(program, {
+		stdout: io.stdout,
+		stderr: io.stderr,
+		cwd: io.cwd,
+		color: io.color ?? false,
+		get columns() {
+			return io.columns;
+		},
+	});
 
 	addWorkspaceOptions(program.command("summarize"), io.cwd)
 		.description("make the pending summaries now, with a model and key from Pi's settings (Ctrl+C stops cleanly)")

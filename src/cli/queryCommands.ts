@@ -28,6 +28,8 @@ export interface QueryCommandIo {
 	readonly stderr: (text: string) => void;
 	readonly cwd: string;
 	readonly color: boolean;
+	/** The terminal's width, which human output fits in; none: whole lines (a pipe, a file). */
+	readonly columns?: number | undefined;
 }
 
 /** The service parameter each flag feeds, for messages that name what the person typed. */
@@ -89,7 +91,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
-			print(opts.json, result, () => loaded.formatSessions(result) + note);
+			print(opts.json, result, () => loaded.formatSessions(result, { columns: io.columns }) + loaded.wrapText(note, io.columns));
 		});
 
 	addFilterFlags(addWorkspaceOptions(program.command("search"), io.cwd))
@@ -102,7 +104,14 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
-			print(opts.json, result, () => (result.kind === "sessions" ? loaded.formatSessions(result) : loaded.formatSearch(result, { color: io.color })) + note);
+			print(
+				opts.json,
+				result,
+				() =>
+					(result.kind === "sessions"
+						? loaded.formatSessions(result, { columns: io.columns })
+						: loaded.formatSearch(result, { color: io.color, columns: io.columns })) + loaded.wrapText(note, io.columns),
+			);
 		});
 
 	addWorkspaceOptions(program.command("read"), io.cwd)
@@ -123,6 +132,6 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const service = openFromOptions(opts, io.cwd, io.stderr);
 			const result = await service.read(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
-			print(opts.json, result, () => formatRead(result));
+			print(opts.json, result, () => formatRead(result, { columns: io.columns }));
 		});
 }

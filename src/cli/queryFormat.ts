@@ -1,18 +1,32 @@
 /**
  * Human output of `sessions`, `search` and `read`: aligned columns, the match highlighted when
- * `color` is on (stdout is a terminal). `--json` bypasses all of this and prints the service's
- * object as it is.
+ * `color` is on (stdout is a terminal). With `columns` (the terminal's width), every line fits in
+ * it: tables keep their ids (what people copy into `read`) and times whole, drop or shorten their
+ * other columns, and cut free text (titles, previews, snippets) with `…`; paragraphs are wrapped.
+ * Without it (a pipe, a file), lines are whole. `--json` bypasses all of this and prints the
+ * service's object as it is.
  */
 import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
-import { printable, table } from "./format.ts";
+import { type Column, columnsTable, displayWidth, fittingLayout, printable, tailToWidth, truncateToWidth, wrapLine, wrapText } from "./format.ts";
 import { markedSnippet } from "../services/history/query/printable.ts";
 import type { LookedIn } from "./emptyHistory.ts";
 
-export interface FormatOptions {
+export { wrapText } from "./format.ts";
+
+/** How human output is laid out. */
+export interface LayoutOptions {
+	/** The terminal's width: every line fits in it. None: lines are whole (a pipe, a file). */
+	readonly columns?: number | undefined;
+}
+
+export interface FormatOptions extends LayoutOptions {
 	/** ANSI highlighting (bold + inverse) of matches. */
 	readonly color: boolean;
 }
+
+/** Under a table's row: what did not fit beside it (a snippet, a preview). */
+const UNDER = "      ";
 
 const HIGHLIGHT_ON = "\x1b[1;7m";
 const HIGHLIGHT_OFF = "\x1b[22;27m";
@@ -83,22 +97,47 @@ export function quotedQuery(query: string): string {
 	return `${JSON.stringify(points.slice(0, QUERY_SHOWN).join(""))}… (${points.length} characters)`;
 }
 
-export function formatSessions(result: SessionListResult): string {
+export function formatSessions(result: SessionListResult, options: LayoutOptions = {}): string {
 	if (result.total === 0) return "No sessions found.";
-	if (result.sessions.length === 0) return `${result.total} session(s); ${emptyPage(result)}`;
-	const rows = result.sessions.map((s) => [
-		formatTime(s.lastAt),
-		s.sessionId,
-		s.qa,
-		s.branches,
-		s.incomplete,
-		`${s.summariesReady}/${s.summariesPending}`,
-		printable(oneLine(s.title, TITLE_WIDTH)),
-	]);
+	if (result.sessions.length === 0) return wrapText(`${result.total} session(s); ${emptyPage(result)}`, options.columns);
+	const { sessions } = result;
+	const time: Column = { header: "last activity", cells: sessions.map((s) => formatTime(s.lastAt)) };
+	const id: Column = { header: "session (read it by this id)", cells: sessions.map((s) => s.sessionId) };
+	const qa: Column = { header: "Q&A", cells: sessions.map((s) => s.qa) };
+	const title = (min: number): Column => ({ header: "title", cells: sessions.map((s) => printable(oneLine(s.title, TITLE_WIDTH))), free: { min } });
+	const full = [
+		time,
+		id,
+		qa,
+		{ header: "branches", cells: sessions.map((s) => s.branches) },
+		{ header: "incomplete", cells: sessions.map((s) => s.incomplete) },
+		{ header: "summaries ready/pending", cells: sessions.map((s) => `${s.summariesReady}/${s.summariesPending}`) },
+		title(20),
+	];
+	let text: string;
+	if (options.columns === undefined) text = columnsTable(full);
+	else {
+		// Narrower: branches, incomplete Q&A and summaries in one column, only what is worth saying
+		// (`3 br · 1 open · 0/5 sum`); then without them; then without the Q&A count, the title.
+		const details: Column = {
+			header: "details",
+			cells: sessions.map((s) =>
+				[
+					s.branches > 1 ? `${s.branches} br` : "",
+					s.incomplete > 0 ? `${s.incomplete} open` : "",
+					s.summariesReady + s.summariesPending > 0 ? `${s.summariesReady}/${s.summariesPending} sum` : "",
+				]
+					.filter(Boolean)
+					.join(" · "),
+			),
+		};
+		const layouts = [full, [time, id, qa, details, title(12)], [time, id, qa, title(12)], [time, id, title(8)], [time, id], [id]];
+		text = columnsTable(layouts[fittingLayout(layouts, options.columns)] as Column[], options.columns);
+	}
 	return [
-		`Sessions ${shown(result, result.sessions.length)}, newest first (times in UTC):`,
+		wrapText(`Sessions ${shown(result, sessions.length)}, newest first (times in UTC):`, options.columns),
 		"",
-		table(["last activity", "session (read it by this id)", "Q&A", "branches", "incomplete", "summaries ready/pending", "title"], rows),
+		text,
 		...pagingNotes(result).map((n, i) => (i === 0 ? `\n${n}` : n)),
 	].join("\n");
 }
@@ -120,19 +159,51 @@ export function snippetLine(hit: SearchHit, color: boolean): string {
 	return markedSnippet(hit, (match) => highlight(match, color));
 }
 
+/**
+ * The snippet on one line of at most `width` columns, the match highlighted: cut with `…` around
+ * the match, which stays in sight (up to a third of the room before it, the rest after it).
+ */
+export function fittedSnippetLine(hit: SearchHit, color: boolean, width: number): string {
+	const { start, length } = hit.match;
+	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
+	const before = flat(hit.snippet.slice(0, start));
+	const match = flat(hit.snippet.slice(start, start + length));
+	const after = flat(hit.snippet.slice(start + length));
+	const [b, m, a] = [before, match, after].map(displayWidth) as [number, number, number];
+	if (b + m + a <= width) return before + highlight(match, color) + after;
+	if (m + 2 > width) return highlight(truncateToWidth(match, width), color);
+	const room = width - m;
+	const beforeShown = tailToWidth(before, a >= room - Math.floor(room / 3) ? Math.floor(room / 3) : room - a);
+	return beforeShown + highlight(match, color) + truncateToWidth(after, room - displayWidth(beforeShown));
+}
+
 export function formatSearch(result: SearchResult, options: FormatOptions): string {
 	const count = result.groups.reduce((n, g) => n + g.hits.length, 0);
-	if (result.total === 0) return `No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`;
-	if (count === 0) return `${result.total} hit(s) for ${quotedQuery(result.query)}; ${emptyPage(result)}`;
-	const lines = [`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`];
+	const { columns } = options;
+	if (result.total === 0) return wrapText(`No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`, columns);
+	if (count === 0) return wrapText(`${result.total} hit(s) for ${quotedQuery(result.query)}; ${emptyPage(result)}`, columns);
+	const lines = [wrapText(`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`, columns)];
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
-		const rows = group.hits.map((h) => [h.id, formatTime(h.endedAt), printable(oneLine(h.sessionTitle, TITLE_WIDTH)), hitFlags(h)]);
-		const [head, ...body] = table(["id", "time", "session", "flags"], rows).split("\n");
+		const { hits } = group;
+		const id: Column = { header: "id", cells: hits.map((h) => h.id) };
+		const time: Column = { header: "time", cells: hits.map((h) => formatTime(h.endedAt)) };
+		const session = (min: number): Column => ({ header: "session", cells: hits.map((h) => printable(oneLine(h.sessionTitle, TITLE_WIDTH))), free: { min } });
+		const flags: Column = { header: "flags", cells: hits.map(hitFlags) };
+		// Narrower: the flags move to the start of the snippet's line; then the session's title goes.
+		const layouts = [[id, time, session(16), flags], [id, time, session(8)], [id, time], [id]];
+		const layout = columns === undefined ? 0 : fittingLayout(layouts, columns - 2);
+		const [head, ...body] = columnsTable(layouts[layout] as Column[], columns === undefined ? undefined : columns - 2).split("\n");
 		lines.push(`  ${head}`);
 		body.forEach((row, i) => {
+			const hit = hits[i] as SearchHit;
 			lines.push(`  ${row}`);
-			lines.push(`      ${snippetLine(group.hits[i] as SearchHit, options.color)}`);
+			if (columns === undefined) {
+				lines.push(`${UNDER}${snippetLine(hit, options.color)}`);
+				return;
+			}
+			const flagged = layout > 0 && hitFlags(hit) !== "" ? `[${hitFlags(hit)}] ` : "";
+			lines.push(`${UNDER}${flagged}${fittedSnippetLine(hit, options.color, columns - UNDER.length - displayWidth(flagged))}`);
 		});
 	}
 	const notes = pagingNotes(result);
@@ -140,20 +211,40 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 	return lines.join("\n");
 }
 
-function refTable(refs: readonly NodeRef[]): string {
-	const rows = refs.map((r) => [
-		r.id,
-		r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session",
-		formatRange(r.startedAt, r.endedAt),
-		printable(oneLine(r.preview, 72)),
-	]);
-	return table(["id", "kind", "time (UTC)", "preview"], rows)
-		.split("\n")
-		.map((l) => `  ${l}`)
-		.join("\n");
+function refTable(refs: readonly NodeRef[], columns: number | undefined): string {
+	const kinds = refs.map((r) => (r.kind === "summary" ? `summary L${r.level}` : r.kind === "qa" ? "Q&A" : "session"));
+	const times = refs.map((r) => formatRange(r.startedAt, r.endedAt));
+	const previews = refs.map((r) => printable(oneLine(r.preview, 72)));
+	const id: Column = { header: "id", cells: refs.map((r) => r.id) };
+	const kind: Column = { header: "kind", cells: kinds };
+	const time: Column = { header: "time (UTC)", cells: times };
+	const preview: Column = { header: "preview", cells: previews, free: { min: 16 } };
+	// Narrower: the preview goes under its row, then with the kind, then with the time too.
+	const layouts = [[id, kind, time, preview], [id, kind, time], [id, time], [id]];
+	const width = columns === undefined ? undefined : columns - 2;
+	const layout = width === undefined ? 0 : fittingLayout(layouts, width);
+	const [head, ...body] = columnsTable(layouts[layout] as Column[], width).split("\n");
+	const lines = [`  ${head}`];
+	body.forEach((row, i) => {
+		lines.push(`  ${row}`);
+		if (columns === undefined || layout === 0) return;
+		const under = [layout >= 2 ? kinds[i] : "", layout >= 3 ? times[i] : "", previews[i]].filter(Boolean).join(" · ");
+		if (under !== "") lines.push(`${UNDER}${truncateToWidth(under, columns - UNDER.length)}`);
+	});
+	return lines.join("\n");
 }
 
-export function formatRead(result: ReadResult): string {
+/** `Session: <title> (<id>)`, the title cut to keep the line in `columns` (the id whole). */
+function sessionLine(title: string, sessionId: string, columns: number | undefined): string {
+	const line = `Session: ${printable(title)} (${sessionId})`;
+	if (columns === undefined) return line;
+	const room = columns - displayWidth(`Session:  (${sessionId})`);
+	if (room < 8) return wrapLine(line.replace(/\s+/g, " "), columns).join("\n");
+	return `Session: ${truncateToWidth(printable(title.replace(/\s+/g, " ").trim()), room)} (${sessionId})`;
+}
+
+export function formatRead(result: ReadResult, options: LayoutOptions = {}): string {
+	const { columns } = options;
 	const kind = result.kind === "summary" ? `summary, level ${result.level}` : result.kind === "qa" ? "Q&A" : "session";
 	const flags = [result.ready ? undefined : "not summarized yet", result.completed ? undefined : "incomplete", result.stale ? "stale" : undefined].filter(
 		Boolean,
@@ -162,30 +253,32 @@ export function formatRead(result: ReadResult): string {
 		result.source.entryIds.length > 0
 			? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}`
 			: `session ${result.source.sessionId}`;
+	const fitted = (line: string, continuation?: string) => (columns === undefined ? line : wrapLine(line, columns, continuation).join("\n"));
+	const rule = "─".repeat(Math.min(40, columns ?? 40));
 	const lines = [
-		`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`,
-		`Session: ${printable(result.sessionTitle)} (${result.sessionId})`,
-		`Source: ${source}`,
+		fitted(`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`),
+		sessionLine(result.sessionTitle, result.sessionId, columns),
+		fitted(`Source: ${source}`, "        "),
 	];
-	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents));
-	lines.push("", "─".repeat(40));
-	if (result.totalLength === 0) lines.push(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)");
-	else if (result.body.length === 0) lines.push(`(nothing from --offset ${result.offset}: the text is ${result.totalLength} characters long)`);
-	else lines.push(printable(result.body));
-	lines.push("─".repeat(40));
+	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents, columns));
+	lines.push("", rule);
+	if (result.totalLength === 0) lines.push(fitted(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)"));
+	else if (result.body.length === 0) lines.push(fitted(`(nothing from --offset ${result.offset}: the text is ${result.totalLength} characters long)`));
+	else lines.push(wrapText(printable(result.body), columns));
+	lines.push(rule);
 	const end = result.offset + result.body.length;
 	if (result.offset > 0 || result.nextOffset !== null)
-		lines.push(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`);
+		lines.push(fitted(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`));
 	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
 	if (result.totalChildren > 0 && result.children.length === 0) {
 		const last = lastPageOffset(result.totalChildren, CHILDREN_PAGE_SIZE);
 		lines.push(
 			"",
-			`Children: ${result.totalChildren}; none from --children-offset ${result.childrenOffset}: the last page starts at --children-offset ${last}.`,
+			fitted(`Children: ${result.totalChildren}; none from --children-offset ${result.childrenOffset}: the last page starts at --children-offset ${last}.`),
 		);
 	} else if (result.totalChildren > 0) {
-		lines.push("", `Children ${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}:`);
-		lines.push(refTable(result.children));
+		lines.push("", fitted(`Children ${result.childrenOffset + 1}–${result.childrenOffset + result.children.length} of ${result.totalChildren}:`));
+		lines.push(refTable(result.children, columns));
 		if (result.nextChildrenOffset !== null) lines.push(`More children: --children-offset ${result.nextChildrenOffset}`);
 	}
 	return lines.join("\n");

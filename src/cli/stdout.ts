@@ -29,6 +29,19 @@ export function stdoutIsTerminal(): boolean {
 	return isCharacterDevice() && process.stdout.isTTY === true;
 }
 
+/**
+ * The width human output fits in: the terminal's, when standard output is one; else `COLUMNS`
+ * when the environment sets it. None (a pipe, a file): whole lines, which scripts and `grep` want.
+ */
+export function outputColumns(env: NodeJS.ProcessEnv = process.env): number | undefined {
+	if (stdoutIsTerminal()) {
+		const columns = process.stdout.columns;
+		if (Number.isInteger(columns) && columns > 0) return columns;
+	}
+	const set = Number(env.COLUMNS);
+	return env.COLUMNS !== undefined && Number.isInteger(set) && set > 0 ? set : undefined;
+}
+
 /** Writes `text` to standard output. When the reader is gone (`… | head`), the process ends quietly (exit 0). */
 export function writeStdout(text: string): void {
 	let rest: Buffer | string = text;
