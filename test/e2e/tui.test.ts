@@ -49,8 +49,17 @@ describe.skipIf(!hasTmux)("the real Pi TUI with pbot (tmux)", () => {
 		await see(/^ *Answer \(/m, "the Answer heading, rendered");
 		press("BSpace");
 		await see("Children 2");
+		// Backspace on the first node: back to the picker it was opened from, its row selected; Enter opens it again.
+		await see("Backspace back to list");
+		press("BSpace");
+		await see("newest first", "the picker again");
+		expect(screen()).not.toContain("Backspace back");
+		expect(screen()).toMatch(/→ +1\. remember the walrus-protocol decision/);
+		press("Enter");
+		await see("Children 2");
 		press("q");
 		await waitFor(() => !screen().includes("Backspace back"), "the viewer to close", 10_000, 100);
+		expect(screen()).not.toContain("newest first");
 
 		// Search, open the hit.
 		submit("/pbot history WALRUS");

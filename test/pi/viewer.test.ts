@@ -3,7 +3,7 @@ import { applyArchiveEvents, initialArchiveState } from "../../src/services/hist
 import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { readNode } from "../../src/services/history/query/index.ts";
 import { buildQueryView } from "../../src/services/history/projections/queryView.ts";
-import { HistoryViewer } from "../../src/integrations/pi/history/viewer.ts";
+import { HistoryViewer, type ViewerExit } from "../../src/integrations/pi/history/viewer.ts";
 import { header, jsonl, replayEvents, reply, user } from "../helpers/entries.ts";
 import { fixtureEvents } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
@@ -23,19 +23,38 @@ const KEY = {
 	esc: "\x1b",
 };
 
-/** A viewer over real archives, reading through the query service's `readNode` (counted). */
-async function viewerOver(events: Awaited<ReturnType<typeof fixtureEvents>>, firstId: (ids: string[]) => string, rows = 30) {
+/**
+ * A viewer over real archives, reading through the query service's `readNode` (counted), on a
+ * terminal of `rows` (changeable: `resize`); `back` as the viewer's option.
+ */
+async function viewerOver(events: Awaited<ReturnType<typeof fixtureEvents>>, firstId: (ids: string[]) => string, rows = 30, back?: string) {
 	const view = buildQueryView(applyArchiveEvents(initialArchiveState(), events));
 	const reads: { id: string; offset: number; childrenOffset: number }[] = [];
 	const load = async (id: string, offset: number, childrenOffset: number) => {
 		reads.push({ id, offset, childrenOffset });
 		return readNode(view, { id, offset, childrenOffset });
 	};
-	let closed = false;
+	const exits: ViewerExit[] = [];
 	let redraws = 0;
+	let terminalRows = rows;
 	const first = await load(firstId([...view.nodes.keys()]), 0, 0);
-	const viewer = new HistoryViewer(first, { load, rows: () => rows, theme, done: () => (closed = true), redraw: () => redraws++ });
-	return { viewer, reads, closed: () => closed, redraws: () => redraws, view };
+	const viewer = new HistoryViewer(first, {
+		load,
+		rows: () => terminalRows,
+		theme,
+		done: (how) => exits.push(how),
+		redraw: () => redraws++,
+		...(back !== undefined ? { back } : {}),
+	});
+	return {
+		viewer,
+		reads,
+		closed: () => exits.includes("closed"),
+		exits,
+		redraws: () => redraws,
+		view,
+		resize: (to: number) => void (terminalRows = to),
+	};
 }
 
 const screen = (v: HistoryViewer, width = 100) => v.render(width).join("\n");
@@ -131,7 +150,7 @@ describe("HistoryViewer", () => {
 
 	it("is as tall as its content, keeps 'q close' on an 80-column key line, and closes on Ctrl+C", async () => {
 		const events = await fixtureEvents("abort-at-leaf");
-		const { viewer, closed } = await viewerOver(events, (ids) => ids.find((id) => id.startsWith("qa_")) as string, 50);
+		const { viewer, closed } = await viewerOver(events, (ids) => ids.find((id) => id.startsWith("qa_")) as string, 50, "list");
 		const lines = viewer.render(80);
 		// A short Q&A: far fewer lines than the 50-row terminal allows, none of them padding.
 		expect(lines.length).toBeLessThan(50 - 8);
@@ -140,6 +159,129 @@ describe("HistoryViewer", () => {
 		expect(closed()).toBe(true);
 	});
 });
+
+describe("HistoryViewer on long bodies, many links and small terminals", () => {
+	it("shows the end of a long body with one End, loading the rest; PgUp, Up and Home work from there", async () => {
+		const events = await fixtureEvents("long-answer");
+		const { viewer, reads, view } = await viewerOver(events, longAnswerOf(events));
+		const node = viewer.current;
+		expect(node.nextOffset).not.toBeNull();
+		expect(position(viewer).more).toBe(true);
+		viewer.handleInput(KEY.end);
+		await waitFor(() => !screen(viewer).includes("loading"), "the rest of the body");
+		const end = position(viewer);
+		expect(end).toMatchObject({ more: false, to: end.of });
+		expect(end.from).toBeGreaterThan(1);
+		// Every slice read once, in order, up to the end of the body.
+		const offsets = reads.filter((r) => r.offset > 0).map((r) => r.offset);
+		expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+		expect(new Set(offsets).size).toBe(offsets.length);
+		// The last line shown is the end of the body's last line.
+		const tail = readNode(view, { id: node.id, offset: node.totalLength - 400, limit: 400 }).body;
+		const lastLine = tail.trimEnd().split("\n").at(-1) as string;
+		const lines = viewer.render(100);
+		const shown = lines[lines.findIndex((l) => /\d+–\d+ of \d+ lines/.test(l)) - 1] as string;
+		expect(shown.trim().length).toBeGreaterThan(0);
+		expect(lastLine.trimEnd().endsWith(shown.trim())).toBe(true);
+		// From the end: a page up, a line up, back to the end, then the top.
+		const rows = end.to - end.from + 1;
+		viewer.handleInput(KEY.pageUp);
+		expect(position(viewer)).toMatchObject({ from: end.from - (rows - 1), of: end.of, more: false });
+		viewer.handleInput(KEY.up);
+		expect(position(viewer).from).toBe(end.from - rows);
+		viewer.handleInput(KEY.end);
+		expect(position(viewer)).toMatchObject({ from: end.from, to: end.of });
+		viewer.handleInput(KEY.home);
+		expect(position(viewer).from).toBe(1);
+	});
+
+	it("keeps the header, the position line and the key line on a small terminal (12 and 8 rows)", async () => {
+		const SID = "0190dddd-0000-7000-8000-000000000001";
+		const sessionView = await viewerOver(await manyBranches(SID, 240), () => SID, 12);
+		const events = await fixtureEvents("long-answer");
+		const answerView = await viewerOver(events, longAnswerOf(events), 12);
+		for (const { viewer, resize } of [sessionView, answerView]) {
+			const kind = viewer.current.kind === "session" ? "Session" : "Q&A";
+			for (const rows of [12, 8]) {
+				resize(rows);
+				const lines = viewer.render(50);
+				// Pi keeps its footer (3 lines at most) under the viewer: the rest is the viewer's.
+				expect(lines.length, `${kind} at ${rows} rows:\n${lines.join("\n")}`).toBeLessThanOrEqual(rows - 3);
+				expect(lines[0]).toMatch(new RegExp(`^${kind} · `));
+				expect(lines.some((l) => /^1–\d+ of \d+\+? lines/.test(l))).toBe(true);
+				expect(lines.at(-1)).toMatch(/^q close/);
+				expect(position(viewer).to).toBeGreaterThanOrEqual(1);
+			}
+		}
+		// With 12 rows the selected link still shows (Enter opens what is shown).
+		sessionView.resize(12);
+		expect(screen(sessionView.viewer, 50)).toMatch(/^>↓ /m);
+	});
+
+	it("keeps about half of an 80×24 terminal's viewer for the body with 241 children, the links scrolling in the rest", async () => {
+		const SID = "0190eeee-0000-7000-8000-000000000001";
+		const { viewer, reads } = await viewerOver(await manyBranches(SID, 240), () => SID, 24);
+		expect(viewer.current.totalChildren).toBe(241);
+		const { from, to } = position(viewer);
+		expect(to - from + 1).toBeGreaterThanOrEqual(8);
+		const lines = viewer.render(80);
+		expect(lines.length).toBeLessThanOrEqual(24 - 8);
+		expect(lines.join("\n")).toContain("Children 241 (20 loaded)");
+		// The selection moves through the loaded children and on to the next page, always on screen.
+		for (let i = 0; i < 25; i++) {
+			viewer.handleInput(KEY.tab);
+			expect(screen(viewer, 80)).toMatch(/^>↓ /m);
+			await waitFor(() => !screen(viewer).includes("loading"), "the children page");
+		}
+		expect(reads.some((r) => r.childrenOffset === 20)).toBe(true);
+		expect(position(viewer).to - position(viewer).from + 1).toBeGreaterThanOrEqual(8);
+	});
+
+	it("goes back to where the first node was opened from with Backspace, and says so in the key line", async () => {
+		const events = await fixtureEvents("many-qa-72");
+		const sessionId = sessionOf(events);
+		const { viewer, exits } = await viewerOver(events, () => sessionId, 30, "list");
+		expect(viewer.render(200).at(-1)).toContain("Backspace back to list");
+		viewer.handleInput(KEY.enter); // the first child
+		await waitFor(() => viewer.depth === 2, "the child to open");
+		expect(viewer.render(200).at(-1)).toContain("Backspace back ·");
+		viewer.handleInput(KEY.backspace); // back in the trail, still open
+		expect(viewer.depth).toBe(1);
+		expect(exits).toEqual([]);
+		viewer.handleInput(KEY.backspace); // nothing left in the trail: back to the list
+		expect(exits).toEqual(["back"]);
+
+		// Opened from nowhere: Backspace on the first node does nothing, and the key line does not offer it.
+		const alone = await viewerOver(events, () => sessionId, 30);
+		expect(alone.viewer.render(200).at(-1)).not.toContain("Backspace");
+		alone.viewer.handleInput(KEY.backspace);
+		expect(alone.exits).toEqual([]);
+		alone.viewer.handleInput("q");
+		expect(alone.exits).toEqual(["closed"]);
+	});
+});
+
+/** The position line's numbers: `from–to of N[+] lines`. */
+function position(viewer: HistoryViewer): { from: number; to: number; of: number; more: boolean } {
+	const m = /(\d+)–(\d+) of (\d+)(\+?) lines/.exec(screen(viewer));
+	if (!m) throw new Error(`no position line in:\n${screen(viewer)}`);
+	return { from: Number(m[1]), to: Number(m[2]), of: Number(m[3]), more: m[4] === "+" };
+}
+
+/** The long-answer fixture's Q&A with an answer of over 60,000 characters. */
+function longAnswerOf(events: HistoryEvent[]): (ids: string[]) => string {
+	return (ids) =>
+		ids.find(
+			(id) => id.startsWith("qa_") && events.some((e) => e.type === "QaObserved" && e.node.id === id && e.node.parts.some((p) => p.text.length > 60_000)),
+		) as string;
+}
+
+/** A session of a root Q&A and `count` branches from its answer: the session has `count + 1` children. */
+async function manyBranches(sessionId: string, count: number): Promise<HistoryEvent[]> {
+	const lines: unknown[] = [header(sessionId), user("u0", null, "root question"), reply("a0", "u0", "root answer")];
+	for (let i = 1; i <= count; i++) lines.push(user(`u${i}`, "a0", `branch ${i} question`), reply(`a${i}`, `u${i}`, `branch ${i} answer`));
+	return replayEvents(jsonl(lines));
+}
 
 function sessionOf(events: HistoryEvent[]): string {
 	const seen = events.find((e) => e.type === "SessionSeen");

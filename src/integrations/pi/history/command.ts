@@ -4,10 +4,10 @@ import type { ReadResult, SearchHit, SearchResult, SessionListResult } from "../
 import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
-import { HistoryViewer, refKind, span, type ViewerTheme } from "./viewer.ts";
+import { HistoryViewer, refKind, span, type ViewerExit, type ViewerTheme } from "./viewer.ts";
 import { printable } from "../../../services/history/query/printable.ts";
 import { HistoryPicker, type PickerDetail, type PickerPage } from "./picker.ts";
-import type { MarkdownTheme } from "@mariozechner/pi-tui";
+import type { MarkdownTheme, TUI } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
 
 const USAGE = "Usage: /pbot history [keyword]  ·  /pbot summaries [on|off|threshold <calls>]";
@@ -17,8 +17,6 @@ const SUBCOMMANDS = [
 ];
 /** How many sessions or hits a picker loads at a time (the service's most for a page). */
 const PICKER_LIMIT = 50;
-/** What the viewer's `done` hands back, to tell a closed viewer from an RPC `custom()` that returns at once. */
-const CLOSED = "closed" as const;
 
 /** `/pbot history [keyword]`: a picker of recent sessions or of search hits, then the viewer. */
 export function registerHistoryCommand(pi: ExtensionAPI, runtime: HistoryRuntime): void {
@@ -78,8 +76,7 @@ async function pickSession(ctx: ExtensionCommandContext, service: HistoryService
 		nextOffset: page.nextOffset,
 	});
 	const load = async (offset: number) => rowsOf(await service.sessions({ limit: PICKER_LIMIT, offset }));
-	const picked = await pick(ctx, `pbot history — ${result.total} session(s), newest first (times UTC)`, rowsOf(result), load);
-	if (picked) await view(ctx, service, picked);
+	await browse(ctx, service, picker(ctx, `pbot history — ${result.total} session(s), newest first (times UTC)`, rowsOf(result), load));
 }
 
 async function pickHit(
@@ -114,7 +111,7 @@ async function pickHit(
 		if (page.kind !== "hits") throw new Error("the search listed sessions instead of hits");
 		return rowsOf(page);
 	};
-	const picked = await pick(
+	const choose = picker(
 		ctx,
 		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level; times UTC)`,
 		rowsOf(result),
@@ -124,7 +121,18 @@ async function pickHit(
 			return hit ? { label: "match:", text: hit.snippet, match: hit.match } : undefined;
 		},
 	);
-	if (picked) await view(ctx, service, picked, result.query);
+	await browse(ctx, service, choose, result.query);
+}
+
+/**
+ * A picker, then the viewer on the chosen row; Backspace on the viewer's first node shows the
+ * picker again as it was left (its rows, its selection), q or Esc in either closes.
+ */
+async function browse(ctx: ExtensionCommandContext, service: HistoryService, choose: () => Promise<string | undefined>, highlight?: string): Promise<void> {
+	for (;;) {
+		const picked = await choose();
+		if (picked === undefined || (await view(ctx, service, picked, highlight)) !== "back") return;
+	}
 }
 
 /** Digits of a row number, so the numbers line up (at least two, as with the first page of 50). */
@@ -133,49 +141,64 @@ function numberWidth(total: number): number {
 }
 
 /**
- * A row chosen in a picker that fits the terminal and loads the rows after `first` as the
- * selection reaches them (`HistoryPicker`); where custom components are not available (RPC), Pi's
- * own select with the first page's rows. `undefined`: closed without a choice.
+ * Shows a picker that fits the terminal and loads the rows after `first` as the selection reaches
+ * them (`HistoryPicker`), and answers the row chosen; where custom components are not available
+ * (RPC), Pi's own select with the first page's rows. `undefined`: closed without a choice. Every
+ * call shows the same picker: the rows it has loaded and the row selected stay as they were left.
  */
-async function pick(
+function picker(
 	ctx: ExtensionCommandContext,
 	title: string,
 	first: PickerPage,
 	load: (offset: number) => Promise<PickerPage>,
 	detail?: (value: string) => PickerDetail | undefined,
-): Promise<string | undefined> {
-	const chosen = await ctx.ui.custom<{ readonly value: string | undefined }>((tui, theme, _keybindings, done) => {
-		return new HistoryPicker(title, first, {
-			rows: () => tui.terminal.rows,
-			theme,
-			done: (value) => done({ value }),
-			load,
-			redraw: () => tui.requestRender(),
-			...(detail ? { detail } : {}),
+): () => Promise<string | undefined> {
+	let component: HistoryPicker | undefined;
+	// The showing's TUI and `done` (each `custom()` call hands its own `done`).
+	let shown: { readonly tui: TUI; readonly done: (value: string | undefined) => void } | undefined;
+	return async () => {
+		const chosen = await ctx.ui.custom<{ readonly value: string | undefined }>((tui, theme, _keybindings, done) => {
+			shown = { tui, done: (value) => done({ value }) };
+			component ??= new HistoryPicker(title, first, {
+				rows: () => shown?.tui.terminal.rows ?? 24,
+				theme,
+				done: (value) => shown?.done(value),
+				load,
+				redraw: () => shown?.tui.requestRender(),
+				...(detail ? { detail } : {}),
+			});
+			return component;
 		});
-	});
-	if (chosen !== undefined) return chosen.value;
-	const labels = first.items.map((i) => i.label ?? i.value);
-	const choice = await ctx.ui.select(title, labels);
-	return choice === undefined ? undefined : first.items[labels.indexOf(choice)]?.value;
+		if (chosen !== undefined) return chosen.value;
+		const labels = first.items.map((i) => i.label ?? i.value);
+		const choice = await ctx.ui.select(title, labels);
+		return choice === undefined ? undefined : first.items[labels.indexOf(choice)]?.value;
+	};
 }
 
-/** Opens the viewer; where `custom()` is not available (RPC), falls back to select + editor. */
-async function view(ctx: ExtensionCommandContext, service: HistoryService, id: string, highlight?: string): Promise<void> {
+/**
+ * Opens the viewer, and answers how it was left (`back`: Backspace on its first node, to the
+ * picker); where `custom()` is not available (RPC), falls back to select + editor (`closed`).
+ */
+async function view(ctx: ExtensionCommandContext, service: HistoryService, id: string, highlight?: string): Promise<ViewerExit> {
 	const load = (nodeId: string, offset: number, childrenOffset: number) => service.read({ id: nodeId, offset, childrenOffset });
 	const first = await load(id, 0, 0);
-	const closed = await ctx.ui.custom<typeof CLOSED>((tui, theme, _keybindings, done) => {
+	// `undefined`: an RPC `custom()`, which returns at once.
+	const exit = await ctx.ui.custom<ViewerExit>((tui, theme, _keybindings, done) => {
 		return new HistoryViewer(first, {
 			load,
 			rows: () => tui.terminal.rows,
 			theme,
-			done: () => done(CLOSED),
+			done,
+			back: "list",
 			redraw: () => tui.requestRender(),
 			markdown: markdownThemeFor(theme),
 			...(highlight !== undefined ? { highlight } : {}),
 		});
 	});
-	if (closed !== CLOSED) await viewWithDialogs(ctx, service, first);
+	if (exit !== undefined) return exit;
+	await viewWithDialogs(ctx, service, first);
+	return "closed";
 }
 
 /** The viewer as dialogs: the body in an editor (whatever is typed there is discarded), then a choice of where to go. */
