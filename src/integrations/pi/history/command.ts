@@ -87,7 +87,7 @@ async function pickHit(
 ): Promise<void> {
 	if (result.kind === "sessions") return pickSession(ctx, service, result);
 	if (!ctx.hasUI) return print(hitsText(result));
-	if (result.total === 0) return say(ctx, `pbot history: nothing matches "${printable(result.query)}". Try other words or a shorter phrase.`, "info");
+	if (result.total === 0) return say(ctx, `pbot history: nothing matches ${shownQuery(result.query)}. Try other words or a shorter phrase.`, "info");
 	const hits = new Map<string, SearchHit>();
 	const digits = numberWidth(result.total);
 	// Paging runs over the groups concatenated: a row's number is the page's offset plus its place in it.
@@ -113,7 +113,7 @@ async function pickHit(
 	};
 	const choose = picker(
 		ctx,
-		`pbot history — ${result.total} hit(s) for "${printable(result.query)}" (originals first, then summaries by level; times UTC)`,
+		`pbot history — ${result.total} hit(s) for ${shownQuery(result.query)} (originals first, then summaries by level; times UTC)`,
 		rowsOf(result),
 		load,
 		(value) => {
@@ -133,6 +133,16 @@ async function browse(ctx: ExtensionCommandContext, service: HistoryService, cho
 		const picked = await choose();
 		if (picked === undefined || (await view(ctx, service, picked, highlight)) !== "back") return;
 	}
+}
+
+/** Longest query echoed whole, in code points; a longer one (a pasted paragraph) is cut and its length said. */
+const QUERY_SHOWN = 80;
+
+/** A query as a notice or a title shows it: quoted, printable, cut after `QUERY_SHOWN` code points. */
+export function shownQuery(query: string): string {
+	const points = Array.from(query);
+	if (points.length <= QUERY_SHOWN) return `"${printable(query)}"`;
+	return `"${printable(points.slice(0, QUERY_SHOWN).join(""))}…" (${points.length} characters)`;
 }
 
 /** Digits of a row number, so the numbers line up (at least two, as with the first page of 50). */

@@ -1,0 +1,21 @@
+/**
+ * The query a `/pbot history` notice or picker title echoes: a pasted paragraph with no hits added
+ * about 45 lines to the chat at 80 columns, so a long one is cut and its length said.
+ */
+import { describe, expect, it } from "vitest";
+import { shownQuery } from "../../src/integrations/pi/history/command.ts";
+
+describe("the query a notice shows", () => {
+	it("is quoted whole up to 80 characters, control characters made visible", () => {
+		expect(shownQuery("heron nests")).toBe('"heron nests"');
+		expect(shownQuery("a\u001b[2Jb")).toBe('"a␛[2Jb"');
+	});
+
+	it("is cut after 80 characters (code points: an emoji is one), its length said", () => {
+		const pasted = `${"longword ".repeat(300)}🦩`;
+		const shown = shownQuery(pasted);
+		expect(shown).toBe(`"${Array.from(pasted).slice(0, 80).join("")}…" (${Array.from(pasted).length} characters)`);
+		expect(shown.length).toBeLessThan(110);
+		expect(shownQuery("🦩".repeat(81))).toBe(`"${"🦩".repeat(80)}…" (81 characters)`);
+	});
+});
