@@ -115,7 +115,17 @@ function buildProgram(io: CliIo): Command {
 		.configureOutput({ writeOut: (t) => io.stdout(t), writeErr: (t) => io.stderr(t) })
 		.showHelpAfterError()
 		// Answered by `runCli` before parsing; declared here so that help lists it.
-		.option("-V, --version", "print the version");
+		.option("-V, --version", "print the version")
+		// An option given an empty value (`--limit ""`, `-w ""`, a shell variable that was not set) is a
+		// mistake to say, not the same as leaving the option out.
+		.hook("preAction", (_program, command) => {
+			for (const option of command.options) {
+				const value: unknown = command.getOptionValue(option.attributeName());
+				const values = Array.isArray(value) ? value : [value];
+				if (command.getOptionValueSource(option.attributeName()) === "cli" && values.some((v) => typeof v === "string" && v.trim() === ""))
+					throw new UsageError(`${option.long ?? option.flags}: an empty value (give one, or leave the option out)`);
+			}
+		});
 
 	const ingest = async (mode: "refresh" | "ingest", opts: IngestCommandOptions) => {
 		// The first Ctrl+C stops after the file being read (what was read is stored, packed and

@@ -218,6 +218,27 @@ describe("pbot-history demo", () => {
 	});
 });
 
+describe("CLI options given an empty value", () => {
+	it("exit 2 naming the option, as a mistake, instead of acting as if it were left out", async () => {
+		const ws = await fixtureWorkspace(["many-qa-72"]);
+		const where = ["--workspace", ws.workspace, "--sessions", ws.sessions, "--agent-dir", ws.agentDir];
+		for (const [args, flag] of [
+			[["search", "topic", ...where, "--limit", ""], "--limit"],
+			[["search", "topic", ...where, "--offset", " "], "--offset"],
+			[["sessions", ...where, "--from", ""], "--from"],
+			[["search", "topic", ...where, "--session", ""], "--session"],
+			[["sessions", "--sessions", ws.sessions, "--agent-dir", ws.agentDir, "-w", ""], "--workspace"],
+			[["ingest", "--workspace", ws.workspace, "-s", ws.sessions, "-s", "", "--agent-dir", ws.agentDir], "--sessions"],
+		] as const) {
+			const run = await cli(args);
+			expect(run.code, args.join(" ")).toBe(2);
+			expect(run.stderr).toContain(`pbot-history: ${flag}: an empty value`);
+		}
+		// An empty query is not an option: it lists the sessions, as documented.
+		expect((await cli(["search", "", ...where])).code).toBe(0);
+	});
+});
+
 describe("CLI --sessions", () => {
 	it("takes one folder per flag, repeated for more: the words after it stay the command's", async () => {
 		const one = await fixtureWorkspace(["many-qa-72"]);
