@@ -263,7 +263,15 @@ export function formatRead(result: ReadResult, options: LayoutOptions = {}): str
 	if (result.parents.length > 0) lines.push("", "Parents:", refTable(result.parents, columns));
 	lines.push("", rule);
 	if (result.totalLength === 0) lines.push(fitted(result.ready ? "(empty)" : "(this summary has not been generated yet; its children below are readable)"));
-	else if (result.body.length === 0) lines.push(fitted(`(nothing from --offset ${result.offset}: the text is ${result.totalLength} characters long)`));
+	// (`result.offset` is where the slice starts, the asked offset clamped to the end: not what was typed.)
+	else if (result.body.length === 0)
+		lines.push(
+			fitted(
+				result.limit === 0
+					? `(nothing shown with --limit 0: the text is ${result.totalLength} characters long)`
+					: `(--offset is past the end: the text is ${result.totalLength} characters long)`,
+			),
+		);
 	else lines.push(wrapText(printable(result.body), columns));
 	lines.push(rule);
 	const end = result.offset + result.body.length;

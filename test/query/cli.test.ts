@@ -111,6 +111,16 @@ describe("CLI sessions | search | read", () => {
 		expect(child.stdout).toContain("## Question");
 	});
 
+	it("says why read shows nothing: an offset past the end, or --limit 0 (never quoting an offset that was not typed)", async () => {
+		const id = fixtureSessionId("many-qa-72");
+		const { totalLength } = JSON.parse((await cli(["read", id, ...where, "--json"])).stdout) as ReadResult;
+		const past = await cli(["read", id, ...where, "--offset", String(totalLength + 5000)]);
+		expect(past.code).toBe(0);
+		expect(past.stdout).toContain(`(--offset is past the end: the text is ${totalLength} characters long)`);
+		const none = await cli(["read", id, ...where, "--limit", "0"]);
+		expect(none.stdout).toContain(`(nothing shown with --limit 0: the text is ${totalLength} characters long)`);
+	});
+
 	it("prints aligned columns and highlights the match only when color is on", async () => {
 		const plain = await cli(["search", "shell SCRIPT", ...where]);
 		expect(plain.code).toBe(0);
