@@ -70,6 +70,16 @@ function addFilterFlags(command: Command): Command {
 		.option("--json", "print the service's answer as JSON (what the tool returns)");
 }
 
+/** The filters given, as typed (`--session X --from Y`), or `undefined` when there are none. */
+function filtersGiven(opts: FilterFlags): string | undefined {
+	const given = [
+		opts.session !== undefined ? `--session ${opts.session}` : "",
+		opts.from !== undefined ? `--from ${opts.from}` : "",
+		opts.to !== undefined ? `--to ${opts.to}` : "",
+	].filter(Boolean);
+	return given.length > 0 ? given.join(" ") : undefined;
+}
+
 function filterParams(opts: FilterFlags): SessionsParams {
 	return {
 		...(opts.session !== undefined ? { sessionId: opts.session } : {}),
@@ -91,7 +101,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
-			print(opts.json, result, () => loaded.formatSessions(result, { columns: io.columns }) + loaded.wrapText(note, io.columns));
+			print(opts.json, result, () => loaded.formatSessions(result, { columns: io.columns, filters: filtersGiven(opts) }) + loaded.wrapText(note, io.columns));
 		});
 
 	addFilterFlags(addWorkspaceOptions(program.command("search"), io.cwd))
@@ -109,8 +119,8 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				result,
 				() =>
 					(result.kind === "sessions"
-						? loaded.formatSessions(result, { columns: io.columns })
-						: loaded.formatSearch(result, { color: io.color, columns: io.columns })) + loaded.wrapText(note, io.columns),
+						? loaded.formatSessions(result, { columns: io.columns, filters: filtersGiven(opts) })
+						: loaded.formatSearch(result, { color: io.color, columns: io.columns, filters: filtersGiven(opts) })) + loaded.wrapText(note, io.columns),
 			);
 		});
 

@@ -18,6 +18,8 @@ export { wrapText } from "./format.ts";
 export interface LayoutOptions {
 	/** The terminal's width: every line fits in it. None: lines are whole (a pipe, a file). */
 	readonly columns?: number | undefined;
+	/** The filters given (`--session X --from Y`): an empty answer names them, the likelier cause than the words. */
+	readonly filters?: string | undefined;
 }
 
 export interface FormatOptions extends LayoutOptions {
@@ -98,7 +100,8 @@ export function quotedQuery(query: string): string {
 }
 
 export function formatSessions(result: SessionListResult, options: LayoutOptions = {}): string {
-	if (result.total === 0) return "No sessions found.";
+	if (result.total === 0)
+		return options.filters ? wrapText(`No sessions with ${options.filters}: widen or drop the filter.`, options.columns) : "No sessions found.";
 	if (result.sessions.length === 0) return wrapText(`${result.total} session(s); ${emptyPage(result)}`, options.columns);
 	const { sessions } = result;
 	const time: Column = { header: "last activity", cells: sessions.map((s) => formatTime(s.lastAt)) };
@@ -180,7 +183,13 @@ export function fittedSnippetLine(hit: SearchHit, color: boolean, width: number)
 export function formatSearch(result: SearchResult, options: FormatOptions): string {
 	const count = result.groups.reduce((n, g) => n + g.hits.length, 0);
 	const { columns } = options;
-	if (result.total === 0) return wrapText(`No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`, columns);
+	if (result.total === 0)
+		return wrapText(
+			options.filters
+				? `No hits for ${quotedQuery(result.query)} with ${options.filters}: widen or drop the filter (or try another wording: matching is by shared text).`
+				: `No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`,
+			columns,
+		);
 	if (count === 0) return wrapText(`${result.total} hit(s) for ${quotedQuery(result.query)}; ${emptyPage(result)}`, columns);
 	const lines = [wrapText(`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`, columns)];
 	for (const group of result.groups) {

@@ -121,6 +121,15 @@ describe("CLI sessions | search | read", () => {
 		expect(none.stdout).toContain(`(nothing shown with --limit 0: the text is ${totalLength} characters long)`);
 	});
 
+	it("names the filters given when nothing matches them, the likelier cause than the words", async () => {
+		const hits = await cli(["search", "shell script", ...where, "--from", "2099-01-01"]);
+		expect(hits.code).toBe(0);
+		expect(hits.stdout).toContain('No hits for "shell script" with --from 2099-01-01: widen or drop the filter');
+		const sessions = await cli(["sessions", ...where, "--to", "2000-01-01"]);
+		expect(sessions.stdout).toContain("No sessions with --to 2000-01-01: widen or drop the filter.");
+		expect((await cli(["search", "zqxj-nowhere", ...where])).stdout).toContain("Matching is by shared text: try another wording.");
+	});
+
 	it("prints aligned columns and highlights the match only when color is on", async () => {
 		const plain = await cli(["search", "shell SCRIPT", ...where]);
 		expect(plain.code).toBe(0);
