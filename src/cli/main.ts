@@ -220,7 +220,7 @@ function buildProgram(io: CliIo): Command {
 		.option("--data <dir>", "where generated histories are kept between runs", defaultBenchDataDir())
 		.option("--out <file>", "also write the preset's section of a results file (e.g. bench/RESULTS.md)")
 		.option("--runs <n>", "runs of each timed benchmark (the median is reported)")
-		.option("--only <steps>", "comma-separated: cold,warm,search,read,live,memory,single,packages")
+		.option("--only <steps>", "comma-separated: cold,warm,cli,query,pi,projection,live,memory,single,packages")
 		.action(async (opts: { preset: string; seed?: string; data: string; out?: string; runs?: string; only?: string }) => {
 			const number = (flag: string, value: string | undefined) => {
 				if (value === undefined) return undefined;
