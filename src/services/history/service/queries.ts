@@ -1,7 +1,7 @@
 import type { SessionArchive } from "../projections/archive.ts";
 import type { QueryView } from "../projections/queryView.ts";
 import { needsTextCheck, ScanCollector, type ScanHit } from "../projections/text/scanTexts.ts";
-import type { SessionText } from "../projections/text/sessionText.ts";
+import { type SessionText, SessionTextError } from "../projections/text/sessionText.ts";
 import { type DocMeta, parseDocMeta } from "../projections/text/sessionTextFormat.ts";
 import { shownHit } from "../projections/text/shownHit.ts";
 import type { TextProjection } from "../projections/text/textProjection.ts";
@@ -128,6 +128,17 @@ export class HistoryQueries {
 
 	/** A ranked hit as shown: its meta and snippet read from its file; `undefined` when the file changed since the scan. */
 	private async shown(h: ScanHit, needle: string, checked: boolean, damaged: Set<string>): Promise<SearchHit | undefined> {
+		try {
+			return await this.shownChecked(h, needle, checked, damaged);
+		} catch (err) {
+			// A covered row that points outside its section (`SessionText.originalRange`).
+			if (!(err instanceof SessionTextError)) throw err;
+			damaged.add(h.head.sessionId);
+			return undefined;
+		}
+	}
+
+	private async shownChecked(h: ScanHit, needle: string, checked: boolean, damaged: Set<string>): Promise<SearchHit | undefined> {
 		const original = await this.originalOf(h.head, h.originalRange);
 		const metaBytes = await this.ports.projection.slice(h.head, h.metaRange);
 		// Gone or changed since the scan (another process rewrote the file meanwhile): not shown.

@@ -134,6 +134,28 @@ export class ScanCollector {
 	 * `head`, the session as held after the scan.
 	 */
 	add(text: SessionText, head: SessionText = text): void {
+		// Taken back if a damaged row or meta is found part-way (`SessionTextError`): the projection
+		// then makes the session again from its archive and visits it once more. (With `keep`, `best`
+		// holds at most a page; without, hits are only pushed.)
+		const before = {
+			best: this.keep === undefined ? this.best.length : this.best.slice(),
+			forked: this.forked.length,
+			counted: this.counted,
+			leftOut: this.leftOut,
+		};
+		try {
+			this.addSession(text, head);
+		} catch (err) {
+			if (typeof before.best === "number") this.best.length = before.best;
+			else this.best = before.best;
+			this.forked.length = before.forked;
+			this.counted = before.counted;
+			this.leftOut = before.leftOut;
+			throw err;
+		}
+	}
+
+	private addSession(text: SessionText, head: SessionText): void {
 		const parent = text.header.session.parentSessionId;
 		if (!this.note(text.sessionId, parent)) return;
 		const { window } = this.filter;
@@ -142,19 +164,7 @@ export class ScanCollector {
 		if (docs.length === 0) return;
 		const inProgress = this.filter.inProgressOf === text.sessionId ? latestOpenQa(text) : -1;
 		const forked = parent !== undefined;
-		// `verified` of each summary hit: one of the Q&A it covers matched too (whatever the filters).
-		// Read first, from the meta: a damaged meta throws before this session has added anything
-		// (the projection then makes the session again from its archive and visits it once more).
 		let matchedQa: Set<number> | undefined;
-		const verifiedOf = new Map<number, boolean>();
-		for (const doc of docs)
-			if (text.level(doc) > 0) {
-				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
-				verifiedOf.set(
-					doc,
-					text.meta(doc).coveredRows.some((r) => matchedQa?.has(r)),
-				);
-			}
 		const keys: number[] = [];
 		// Last row first: a session's Q&A are in the order they were asked, and the newest rank first
 		// (see `rank`; the sessions themselves come newest first).
@@ -168,7 +178,12 @@ export class ScanCollector {
 			if (this.filtered && !intersects(window, text.startMs(doc), endMs)) continue;
 			const level = text.level(doc);
 			if (level === 0) keys.push(doc);
-			const verified = verifiedOf.get(doc);
+			let verified: boolean | undefined;
+			if (level > 0) {
+				// `verified`: one of the Q&A the summary covers matched too (whatever the filters).
+				matchedQa ??= new Set(docs.filter((d) => text.level(d) === 0));
+				verified = text.meta(doc).coveredRows.some((r) => matchedQa?.has(r));
+			}
 			if (forked) this.forked.push(this.hitOf(text, head, doc, level, endMs, verified, true));
 			else if (this.keep === undefined) this.best.push(this.hitOf(text, head, doc, level, endMs, verified, false));
 			else this.rank(text, head, doc, level, endMs, verified);
