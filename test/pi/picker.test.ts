@@ -100,27 +100,46 @@ describe("the history picker", () => {
 		expect(position()).toBe("1 of 120 · 50 loaded");
 		press(KEY.end);
 		expect(position()).toBe("50 of 120 · 50 loaded · loading…");
-		// Keys at the last row while the page is coming do not ask for it again.
-		press(KEY.end);
+		// A key typed while the page is coming counts from where it leads (row 51), and asks for nothing more.
 		press(KEY.down);
+		expect(position()).toBe("50 of 120 · 50 loaded · loading…");
 		expect(pages.asked).toEqual([50]);
 		await arrived();
 		expect(redraws()).toBeGreaterThanOrEqual(2); // "loading…", then the page
-		// The selection stayed where it was; the rows after it are here now.
-		expect(position()).toBe("50 of 120 · 100 loaded");
-		press(KEY.down);
 		expect(position()).toBe("51 of 120 · 100 loaded");
 		expect(picker.render(80).join("\n")).toContain("51. A long session");
-		press(KEY.pageDown, 10); // to row 100, the last loaded: the third page comes
+		press(KEY.up);
+		expect(position()).toBe("50 of 120 · 100 loaded");
+		press(KEY.pageDown, 10); // past row 100, the last loaded: the third page comes, and the selection goes on to the end
 		expect(position()).toBe("100 of 120 · 100 loaded · loading…");
 		await arrived();
 		expect(pages.asked).toEqual([50, 100]);
+		expect(position()).toBe("120 of 120");
 		press(KEY.end);
 		expect(position()).toBe("120 of 120");
 		expect(pages.asked).toEqual([50, 100]);
 		expect(picker.render(80).join("\n")).toContain("120. A long session");
 		press(KEY.enter);
 		expect(chosen()).toBe("session-120");
+	});
+
+	it("takes keys typed while a page loads as typed: End, Down, Enter opens row 51; End pressed again goes a page further", async () => {
+		const pages = pagesOf(rows(180));
+		const { press, position, arrived, chosen } = open(24, pages.first, { load: pages.load });
+		press(KEY.end);
+		press(KEY.down);
+		expect(position()).toBe("50 of 180 · 50 loaded · loading…"); // shown where it is until the page comes
+		press(KEY.enter); // the row it means is not here yet: opened when it is
+		expect(chosen()).toBeNull();
+		await arrived();
+		expect(chosen()).toBe("session-51");
+
+		const again = open(24, pagesOf(rows(180)).first, { load: pagesOf(rows(180)).load });
+		again.press(KEY.end);
+		again.press(KEY.end); // while page 2 loads: to its last row, which asks for page 3
+		await again.arrived();
+		await again.arrived();
+		expect(again.position()).toBe("100 of 180 · 150 loaded");
 	});
 
 	it("does not wrap while rows are still to come; wraps both ways once every row is here", async () => {
@@ -171,10 +190,10 @@ describe("the history picker", () => {
 		await arrived();
 		expect(position()).toBe("50 of 120 · 50 loaded");
 		expect(picker.render(80).join("\n")).toContain("could not load more rows: the archive is busy");
-		press(KEY.down); // stays at the last loaded row, and asks again
+		press(KEY.down); // asks again, and goes on to the row it meant
 		await arrived();
 		expect(pages.asked).toEqual([50, 50]);
-		expect(position()).toBe("50 of 120 · 100 loaded");
+		expect(position()).toBe("51 of 120 · 100 loaded");
 		expect(picker.render(80).join("\n")).not.toContain("could not load");
 	});
 

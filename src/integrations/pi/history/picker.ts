@@ -59,6 +59,12 @@ export class HistoryPicker implements Component {
 	private total: number;
 	private nextOffset: number | null;
 	private loading = false;
+	/** A row past the loaded ones that keys typed while a page loaded asked for (see `handleInput`). */
+	private wanted: number | undefined;
+	/** Enter was typed while `wanted` was still loading: it is opened when it comes. */
+	private openWanted = false;
+	/** Rows a page brings (the first page's): what End pressed again while one loads moves on by. */
+	private readonly pageRows: number;
 	private error: string | undefined;
 
 	constructor(
@@ -67,6 +73,7 @@ export class HistoryPicker implements Component {
 		private readonly options: PickerOptions,
 	) {
 		this.items = [...first.items];
+		this.pageRows = Math.max(1, first.items.length);
 		this.total = first.total;
 		this.nextOffset = options.load ? first.nextOffset : null;
 		this.list = this.makeList(this.windowRows());
@@ -151,23 +158,41 @@ export class HistoryPicker implements Component {
 			this.options.done(undefined);
 			return;
 		}
-		// The list's own keys (Pi's keybindings for a select), but paging instead of wrapping while rows are still to come.
+		// The list's own keys (Pi's keybindings for a select), but paging instead of wrapping while rows
+		// are still to come. Keys typed while a page loads count from where they lead, not from the row
+		// shown (`wanted`): End, Down, Enter typed fast open row 51, not row 50.
 		const kb = getKeybindings();
 		const last = this.items.length - 1;
 		const wrap = this.nextOffset === null;
 		const page = Math.max(1, this.visible);
+		const from = this.wanted ?? this.selected;
 		let to: number;
-		if (kb.matches(data, "tui.select.up")) to = this.selected > 0 ? this.selected - 1 : wrap ? last : 0;
-		else if (kb.matches(data, "tui.select.down")) to = this.selected < last ? this.selected + 1 : wrap ? 0 : last;
-		else if (kb.matches(data, "tui.select.pageUp")) to = this.selected - page;
-		else if (kb.matches(data, "tui.select.pageDown")) to = this.selected + page;
+		if (kb.matches(data, "tui.select.up")) to = from > 0 ? from - 1 : wrap ? last : 0;
+		else if (kb.matches(data, "tui.select.down")) to = from < last || !wrap ? from + 1 : 0;
+		else if (kb.matches(data, "tui.select.pageUp")) to = Math.max(0, from - page);
+		else if (kb.matches(data, "tui.select.pageDown")) to = from + page;
 		else if (matchesKey(data, Key.home)) to = 0;
-		else if (matchesKey(data, Key.end)) to = last;
+		// The last loaded row; pressed again while the next page loads, the last row of that page.
+		else if (matchesKey(data, Key.end)) to = this.loading || this.wanted !== undefined ? Math.max(from, last) + this.pageRows : last;
 		else {
-			this.list.handleInput(data); // Enter opens, Esc closes
+			// Enter typed while the row it means is still loading opens that row once it is here.
+			if (this.wanted !== undefined && kb.matches(data, "tui.select.confirm")) this.openWanted = true;
+			else this.list.handleInput(data); // Enter opens, Esc closes
 			return;
 		}
-		this.selected = Math.max(0, Math.min(last, to));
+		this.moveTo(to);
+	}
+
+	/** Selects row `to`; one past the loaded rows is kept as `wanted` and reached as the next pages come. */
+	private moveTo(to: number): void {
+		const last = this.items.length - 1;
+		if (to > last && this.nextOffset !== null) {
+			this.wanted = Math.min(to, this.allRows() - 1);
+			this.selected = last;
+		} else {
+			this.wanted = undefined;
+			this.selected = Math.max(0, Math.min(last, to));
+		}
 		this.list.setSelectedIndex(this.selected);
 		// At the last loaded row: the next page comes (the selection stays; the person moves on when it is here).
 		if (this.selected === last) void this.loadMore();
@@ -185,19 +210,31 @@ export class HistoryPicker implements Component {
 		this.loading = true;
 		this.error = undefined;
 		this.options.redraw?.();
+		let page: PickerPage | undefined;
 		try {
-			const page = await load(offset);
+			page = await load(offset);
+		} catch (err) {
+			this.error = `could not load more rows: ${(err as Error).message}`.replace(/\s+/g, " ");
+			// What was typed ahead waits for the next try (a key at the last row).
+			this.wanted = undefined;
+			this.openWanted = false;
+		}
+		this.loading = false;
+		if (page) {
 			this.items.push(...page.items);
 			this.total = page.total;
 			// An offset that does not move on would load the same page for ever.
 			this.nextOffset = page.nextOffset !== null && page.nextOffset > offset ? page.nextOffset : null;
 			this.list = this.makeList(this.windowRows());
-		} catch (err) {
-			this.error = `could not load more rows: ${(err as Error).message}`.replace(/\s+/g, " ");
-		} finally {
-			this.loading = false;
-			this.options.redraw?.();
+			// Where the keys typed meanwhile lead (which may load the next page in turn).
+			if (this.wanted !== undefined) this.moveTo(this.wanted);
+			if (this.wanted === undefined && this.openWanted) {
+				this.openWanted = false;
+				const value = this.items[this.selected]?.value;
+				if (value !== undefined) this.options.done(value);
+			}
 		}
+		this.options.redraw?.();
 	}
 
 	private windowRows(): number {
