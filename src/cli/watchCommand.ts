@@ -97,6 +97,27 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 			);
 		}
 	};
+	/**
+	 * Files seen (an "add" or "change") that no discovery has followed yet, with their size at the
+	 * last look. chokidar does not always report the write that follows an empty file's creation
+	 * (`: > f; sleep 2; cat s > f` was missed in 2 of 3 runs), so each is looked at every
+	 * `FOLDER_LOOK_MS`: grown, it is discovered again; seen with bytes and still not followed (another
+	 * folder's session), or gone, it is let go.
+	 */
+	const unplaced = new Map<string, number>();
+	const lookAtUnplaced = (): void => {
+		let grown = false;
+		for (const [file, size] of unplaced) {
+			const now = tails.has(file) ? undefined : statSync(file, { throwIfNoEntry: false })?.size;
+			if (now === undefined || (now > 0 && now === size)) unplaced.delete(file);
+			else if (now !== size) {
+				unplaced.set(file, now);
+				if (now > 0) grown = true;
+			}
+		}
+		if (grown && !signal.aborted) void follow();
+	};
+	const placing = setInterval(lookAtUnplaced, FOLDER_LOOK_MS);
 	// A folder that is not there yet (Pi makes a workspace's folder with its first session) is not
 	// watched: chokidar sees nothing made under a path missing when it was added. It is looked for
 	// until it appears; then a new watcher takes every folder there is, and once it is ready (its
@@ -105,9 +126,13 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const watchFolders = async (folders: readonly string[]): Promise<FSWatcher> => {
 		const made = watch([...folders], { ignoreInitial: true, depth: 0 });
 		// A file is made empty and then written: its "add" may come before its header is there (the
-		// discovery then cannot place it), so a change to a file not followed yet is looked at too.
+		// discovery then cannot place it), so a change to a file not followed yet is looked at too,
+		// and the file is kept in `unplaced` until it is followed.
 		const look = (path: string) => {
-			if (path.endsWith(".jsonl") && !tails.has(resolve(path))) void follow();
+			const file = resolve(path);
+			if (!file.endsWith(".jsonl") || tails.has(file)) return;
+			if (!unplaced.has(file)) unplaced.set(file, -1);
+			void follow();
 		};
 		made.on("add", look);
 		made.on("change", look);
@@ -145,6 +170,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		else signal.addEventListener("abort", () => resolve(), { once: true });
 	});
 	clearInterval(looking);
+	clearInterval(placing);
 	await swapping;
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
