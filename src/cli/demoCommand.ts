@@ -48,11 +48,12 @@ export async function runDemo(options: DemoCommandOptions): Promise<void> {
 		stdout(formatIngestReport(report, historyDir(workspace)));
 		await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
 	} finally {
-		process.off("exit", removeNow);
-		process.off("SIGINT", onSigint);
+		// The handlers go only once the workspace is gone: a Ctrl+C during the removal removes it too.
 		if (!options.keep) {
 			await rm(workspace, { recursive: true, force: true });
 			stdout(`\nRemoved the demo workspace ${workspace}. To keep one and try the commands above: pbot-history demo --keep DIR`);
 		}
+		process.off("exit", removeNow);
+		process.off("SIGINT", onSigint);
 	}
 }
