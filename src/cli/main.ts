@@ -180,6 +180,7 @@ function buildProgram(io: CliIo): Command {
 					signal,
 					onPlan: (plan, model) => io.stderr(`pbot: making ${plan} with ${model}; Ctrl+C stops (what is made is kept)`),
 					onProgress: (done, total) => io.stderr(`pbot: summaries ${done}/${total}`),
+					onNewError: (error) => io.stderr(`pbot: model error: ${error}`),
 				});
 				// Why attempts failed, on stderr whatever the format (the JSON report lists them too).
 				for (const line of summarizeFailureLines(report)) io.stderr(line);

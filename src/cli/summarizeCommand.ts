@@ -15,6 +15,8 @@ export interface SummarizeOptions {
 	readonly model?: string;
 	/** Progress as it goes ("pbot: summaries 3/10"). */
 	readonly onProgress?: (done: number, total: number) => void;
+	/** A model error the run has not seen before, when it happens (the person need not wait for the end to learn the key is wrong). */
+	readonly onNewError?: (error: string) => void;
 	/** Before the first call: what is due and roughly what it sends ("12 summaries of earlier work in 3 sessions (about 40k input tokens)"), and the model. */
 	readonly onPlan?: (plan: string, model: string) => void;
 	readonly signal: AbortSignal;
@@ -50,18 +52,30 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	const backlog = splitBacklog(due, undefined);
 	if (backlog.pastCalls > 0) options.onPlan?.(describeBacklog(backlog), `${model.provider}/${model.id}`);
 	await service.loadSessions(due.keys());
+	const seen = new Set<string>();
 	const report = await runSummaryPass(
 		service.summaryTarget(),
 		piSummaryModel(model, { ...(auth.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(auth.headers ? { headers: auth.headers } : {}) }),
 		options.signal,
-		options.onProgress ? { onProgress: options.onProgress } : {},
+		{
+			...(options.onProgress ? { onProgress: options.onProgress } : {}),
+			onFailure: (error: string) => {
+				if (seen.has(error)) return;
+				seen.add(error);
+				options.onNewError?.(error);
+			},
+		},
 	);
 	return { ...report, model: `${model.provider}/${model.id}` };
 }
 
 /** The report's line on stdout: what was made, what failed (attempts, and on how many summaries), what is left. */
 export function summarizeReportText(report: SummarizeReport): string {
-	const head = report.aborted ? "Stopped: the summary in flight stays pending." : "Done.";
+	const head = report.aborted
+		? "Stopped: the summary in flight stays pending."
+		: report.gaveUp
+			? `Stopped after ${report.failed} attempts failed alike: the rest would too (fix the cause above and run again).`
+			: "Done.";
 	const failed =
 		report.failed === 0
 			? "0 failed"

@@ -6,6 +6,7 @@ import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai"
 import { registerOAuthProvider, unregisterOAuthProvider } from "@mariozechner/pi-ai/oauth";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { GIVE_UP_AFTER } from "../../src/services/history/summaries/summaryWorker.ts";
 import { exited as exitedChild, lineFrom, spawnChild } from "../durability/children/spawn.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import { historyDir } from "../../src/storage/history-files/index.ts";
@@ -241,9 +242,22 @@ describe("pbot-history summarize", () => {
 		expect(await runCli([...args, "--json"], io)).toBe(1);
 		const report = JSON.parse(out.join(""));
 		const calls = faux.state.callCount;
-		expect(calls).toBeGreaterThan(0);
-		// Each failing summary is tried twice in a run: twice the calls of the summaries tried.
-		expect(report).toMatchObject({ made: 0, failed: calls, calls, failedSummaries: calls / 2, errors: [{ message: "401 invalid x-api-key", count: calls }] });
+		// Four attempts failing alike with nothing made: the rest would too (37 were due; 64 calls and 90 s
+		// against a real provider with a wrong key). Each failing summary is tried twice.
+		expect(calls).toBe(GIVE_UP_AFTER);
+		expect(report).toMatchObject({
+			made: 0,
+			failed: calls,
+			calls,
+			gaveUp: true,
+			failedSummaries: calls / 2,
+			errors: [{ message: "401 invalid x-api-key", count: calls }],
+		});
+		// Said when it first happens, then counted at the end.
+		const first = err.indexOf("pbot: model error: 401 invalid x-api-key");
+		expect(first).toBeGreaterThanOrEqual(0);
+		expect(first).toBeLessThanOrEqual(3); // after the plan and the first progress line
+		expect(first).toBeLessThan(err.indexOf(`pbot: model error: 401 invalid x-api-key (${calls} of ${calls} failed attempt(s))`));
 		expect(err).toContain(`pbot: model error: 401 invalid x-api-key (${calls} of ${calls} failed attempt(s))`);
 		expect(err.at(-1)).toBe(`pbot-history: no summary made: all ${calls} attempt(s) with faux/faux-1 failed (401 invalid x-api-key)`);
 
@@ -251,6 +265,7 @@ describe("pbot-history summarize", () => {
 		out.length = 0;
 		err.length = 0;
 		expect(await runCli(args, io)).toBe(1);
+		expect(out.join("")).toContain(`Stopped after ${calls} attempts failed alike: the rest would too (fix the cause above and run again).`);
 		expect(out.join("")).toContain(
 			`0 summary(ies) made with faux/faux-1, ${calls} failed attempt(s): ${calls / 2} summary(ies) still failing (each is tried up to 2 times in a run, then left for the next), ${report.remaining} still due (${calls} model call(s)).`,
 		);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { applyArchiveEvents, initialArchiveState, type ArchiveState } from "../../src/services/history/projections/archive.ts";
 import type { HistoryEvent } from "../../src/services/history/model/events.ts";
 import { PROMPT_VERSION } from "../../src/services/history/summaries/prompts.ts";
-import { runSummaryPass, type SummaryTarget } from "../../src/services/history/summaries/summaryWorker.ts";
+import { GIVE_UP_AFTER, runSummaryPass, type SummaryTarget } from "../../src/services/history/summaries/summaryWorker.ts";
 import type { SummaryModel } from "../../src/services/history/summaries/summaryModel.ts";
 import { piSummaryModel } from "../../src/integrations/pi/history/piSummaryModel.ts";
 import { header, jsonl, linearSession, replayEvents, reply, user } from "../helpers/entries.ts";
@@ -128,6 +128,30 @@ describe("summary worker with the faux model", () => {
 		});
 		const clean = await runSummaryPass(t, m.model, new AbortController().signal);
 		expect(clean).toMatchObject({ made: 1, failed: 0, failedSummaries: 0, errors: [] });
+	});
+
+	it("gives up a pass that has made nothing once its first attempts all failed alike, and not otherwise", async () => {
+		// Five level-1 summaries due, and one of level 2 above them.
+		const alike = target(await replayEvents(jsonl(linear(20))));
+		const wrongKey = fauxModel(() => fauxAssistantMessage([], { stopReason: "error", errorMessage: "401 invalid x-api-key" }));
+		const seen: string[] = [];
+		const stopped = await runSummaryPass(alike, wrongKey.model, new AbortController().signal, { onFailure: (e) => void seen.push(e) });
+		expect(stopped).toMatchObject({ made: 0, failed: GIVE_UP_AFTER, calls: GIVE_UP_AFTER, gaveUp: true, failedSummaries: 2, remaining: 6 });
+		expect(seen).toEqual(Array(GIVE_UP_AFTER).fill("401 invalid x-api-key"));
+
+		// Errors that differ (a flaky provider) go on, and so does a pass that has made one.
+		const mixed = target(await replayEvents(jsonl(linear(20))));
+		const flaky = fauxModel((_u, n) => fauxAssistantMessage([], { stopReason: "error", errorMessage: n % 2 === 0 ? "529 overloaded" : "500 internal" }));
+		const tried = await runSummaryPass(mixed, flaky.model, new AbortController().signal);
+		expect(tried).toMatchObject({ made: 0, failed: 10, calls: 10, failedSummaries: 5 });
+		expect(tried.gaveUp).toBeUndefined();
+		const madeOne = target(await replayEvents(jsonl(linear(20))));
+		const afterOne = fauxModel((_u, n) =>
+			n === 1 ? fauxAssistantMessage("s1") : fauxAssistantMessage([], { stopReason: "error", errorMessage: "429 rate limited" }),
+		);
+		const went = await runSummaryPass(madeOne, afterOne.model, new AbortController().signal);
+		expect(went).toMatchObject({ made: 1, failed: 8, failedSummaries: 4 });
+		expect(went.gaveUp).toBeUndefined();
 	});
 
 	it("stores nothing for a summary whose call is aborted", async () => {

@@ -32,7 +32,18 @@ export interface SummaryPassOptions {
 	readonly onProgress?: (done: number, total: number) => void;
 	/** The clock for provenance (tests pin it). */
 	readonly now?: () => Date;
+	/** Called after every failed attempt, with its error (the CLI says a new one at once). */
+	readonly onFailure?: (error: string) => void;
+	/**
+	 * A pass that has made nothing stops once this many attempts in a row failed with one error (a
+	 * wrong key, no network: every call would fail the same way, two attempts per summary); the
+	 * summaries stay due. Default `GIVE_UP_AFTER`.
+	 */
+	readonly giveUpAfter?: number;
 }
+
+/** See `SummaryPassOptions.giveUpAfter`. */
+export const GIVE_UP_AFTER = 4;
 
 /** One error a pass's failed attempts gave, and how many gave it. */
 export interface SummaryPassError {
@@ -55,6 +66,8 @@ export interface SummaryPassReport {
 	readonly remaining: number;
 	/** Of those, the ones in sessions another process was summarizing (left to it: see `SummaryTarget.claim`). */
 	readonly leftToOthers: number;
+	/** The pass stopped early: nothing made, and its first attempts all failed with one error (`giveUpAfter`). */
+	readonly gaveUp?: true;
 }
 
 /** Characters per token assumed when fitting input to a context window (low on purpose: CJK text is dense). */
@@ -121,6 +134,11 @@ export async function runSummaryPass(
 				attempts.set(next.summary.id, n);
 				if (n >= maxAttempts) skip.add(next.summary.id);
 				await target.applyEvents([{ type: "SummaryFailed", sessionId: next.sessionId, id: next.summary.id, error: result.error, at: now().toISOString() }]);
+				options.onFailure?.(result.error);
+				if (made === 0 && errors.size === 1 && failed >= (options.giveUpAfter ?? GIVE_UP_AFTER)) {
+					options.onProgress?.(made, total);
+					return { made, failed, ...failures(), calls, aborted: false, gaveUp: true, ...left(target.state(), elsewhere) };
+				}
 			} else {
 				made++;
 				failing.delete(next.summary.id);
