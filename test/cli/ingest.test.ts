@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { execFile, spawn } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { hostname } from "node:os";
 import { promisify } from "node:util";
@@ -104,6 +104,34 @@ describe("pbot-history ingest", () => {
 		const report = JSON.parse(again.out.join(""));
 		expect(report.totals.sessions).toBe(17);
 		expect(report.stopped).toBeUndefined();
+	});
+
+	it("rebuild makes the search text again: bytes damaged inside a document's text, which no search sees, are repaired", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const search = async (query: string) => {
+			const { io, out } = capture(ws.workspace);
+			expect(await runCli(["search", query, "--sessions", "pi-sessions", "--json"], io)).toBe(0);
+			return (JSON.parse(out.join("")) as { total: number }).total;
+		};
+		expect(await runCli(["ingest", "--sessions", "pi-sessions"], capture(ws.workspace).io)).toBe(0);
+		const before = await search("a");
+		// The largest session's folded text overwritten in place, its separators kept (so its layout holds).
+		const dir = join(ws.workspace, ".pi", "pbot", "text");
+		const names = (await readdir(dir)).filter((n) => n.endsWith(".text"));
+		const sizes = await Promise.all(names.map(async (n) => (await readFile(join(dir, n))).length));
+		const file = join(dir, names[sizes.indexOf(Math.max(...sizes))] as string);
+		const bytes = await readFile(file);
+		const header = JSON.parse(bytes.toString("utf8", 0, bytes.indexOf(10))) as Record<string, number>;
+		const text = bytes.indexOf(10) + 1 + (header.docs as number) * 64 + (header.idBytes as number) + (header.metaBytes as number);
+		for (let at = text; at < text + (header.textBytes as number); at++) if (bytes[at] !== 0xff) bytes[at] = 0x78;
+		await writeFile(file, bytes);
+		expect(await search("a")).toBeLessThan(before);
+		const { io, out, err } = capture(ws.workspace);
+		expect(await runCli(["rebuild", "--sessions", "pi-sessions"], io)).toBe(0);
+		// What it removed on purpose is not reported as missing.
+		expect(`${out.join("")}${err.join("")}`).not.toContain("missing");
+		expect(await search("a")).toBe(before);
 	});
 
 	it("exits 2 with a message for an unknown option", async () => {
