@@ -284,7 +284,8 @@ export function formatRead(result: ReadResult, options: LayoutOptions = {}): str
 	else lines.push(wrapText(printable(result.body), columns));
 	lines.push(rule);
 	const end = result.offset + result.body.length;
-	if (result.offset > 0 || result.nextOffset !== null)
+	// (An empty page already said why, with the text's length.)
+	if (result.body.length > 0 && (result.offset > 0 || result.nextOffset !== null))
 		lines.push(fitted(`Characters ${result.offset}–${end} of ${result.totalLength}${result.clamped ? ` (--limit lowered to ${result.limit})` : ""}.`));
 	if (result.nextOffset !== null) lines.push(`More: --offset ${result.nextOffset}`);
 	if (result.totalChildren > 0 && result.children.length === 0) {

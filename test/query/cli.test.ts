@@ -117,6 +117,7 @@ describe("CLI sessions | search | read", () => {
 		const past = await cli(["read", id, ...where, "--offset", String(totalLength + 5000)]);
 		expect(past.code).toBe(0);
 		expect(past.stdout).toContain(`(--offset is past the end: the text is ${totalLength} characters long)`);
+		expect(past.stdout).not.toContain("Characters "); // no "Characters 115–115 of 115." after it
 		const none = await cli(["read", id, ...where, "--limit", "0"]);
 		expect(none.stdout).toContain(`(nothing shown with --limit 0: the text is ${totalLength} characters long)`);
 	});
