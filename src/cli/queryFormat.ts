@@ -9,7 +9,7 @@
 import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { type Column, columnsTable, displayWidth, fittingLayout, printable, tailToWidth, truncateToWidth, wrapLine, wrapText } from "./format.ts";
-import { markedSnippet } from "../services/history/query/printable.ts";
+import { echoedQuery, markedSnippet } from "../services/history/query/printable.ts";
 import type { LookedIn } from "./emptyHistory.ts";
 
 export { wrapText } from "./format.ts";
@@ -89,14 +89,10 @@ export function formatEmptyHistory(
 	return lines.join("\n");
 }
 
-/** Longest query echoed whole in a heading, in code points; a longer one (a pasted paragraph) is cut and its length said. */
-const QUERY_SHOWN = 80;
-
-/** The query as the heading shows it: quoted and escaped (a newline reads `\\n`), cut after `QUERY_SHOWN` code points. */
+/** The query as the heading shows it: quoted and escaped (a newline reads `\\n`), a long one cut (`echoedQuery`). */
 export function quotedQuery(query: string): string {
-	const points = Array.from(query);
-	if (points.length <= QUERY_SHOWN) return JSON.stringify(query);
-	return `${JSON.stringify(points.slice(0, QUERY_SHOWN).join(""))}… (${points.length} characters)`;
+	const { text, codePoints } = echoedQuery(query);
+	return codePoints === undefined ? JSON.stringify(text) : `${JSON.stringify(text)}… (${codePoints} characters)`;
 }
 
 export function formatSessions(result: SessionListResult, options: LayoutOptions = {}): string {

@@ -5,7 +5,7 @@ import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span, type ViewerExit, type ViewerTheme } from "./viewer.ts";
-import { printable } from "../../../services/history/query/printable.ts";
+import { echoedQuery, printable } from "../../../services/history/query/printable.ts";
 import { HistoryPicker, type PickerDetail, type PickerPage } from "./picker.ts";
 import type { MarkdownTheme, TUI } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
@@ -135,14 +135,10 @@ async function browse(ctx: ExtensionCommandContext, service: HistoryService, cho
 	}
 }
 
-/** Longest query echoed whole, in code points; a longer one (a pasted paragraph) is cut and its length said. */
-const QUERY_SHOWN = 80;
-
-/** A query as a notice or a title shows it: quoted, printable, cut after `QUERY_SHOWN` code points. */
+/** A query as a notice or a title shows it: quoted, printable, a long one cut (`echoedQuery`). */
 export function shownQuery(query: string): string {
-	const points = Array.from(query);
-	if (points.length <= QUERY_SHOWN) return `"${printable(query)}"`;
-	return `"${printable(points.slice(0, QUERY_SHOWN).join(""))}…" (${points.length} characters)`;
+	const { text, codePoints } = echoedQuery(query);
+	return codePoints === undefined ? `"${printable(text)}"` : `"${printable(text)}…" (${codePoints} characters)`;
 }
 
 /** Digits of a row number, so the numbers line up (at least two, as with the first page of 50). */

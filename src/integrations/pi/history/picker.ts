@@ -312,6 +312,10 @@ function leading(text: string, columns: number): string {
 	return out;
 }
 
+/** One segmenter for every render (making one is the costly part; a key repaints the detail). */
+let segmenter: Intl.Segmenter | undefined;
+
 function graphemes(text: string): string[] {
-	return [...new Intl.Segmenter().segment(text)].map((s) => s.segment);
+	segmenter ??= new Intl.Segmenter();
+	return Array.from(segmenter.segment(text), (s) => s.segment);
 }

@@ -40,3 +40,15 @@ export function markedSnippet(
 	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
 	return flat(hit.snippet.slice(0, start)) + mark(flat(hit.snippet.slice(start, start + length))) + flat(hit.snippet.slice(start + length));
 }
+
+/** Longest query echoed whole, in code points; a longer one (a pasted paragraph) is cut and its length said. */
+const QUERY_SHOWN = 80;
+
+/**
+ * What of a query a heading or a notice echoes (the CLI's and Pi's, one rule): the query, or its
+ * first `QUERY_SHOWN` code points and how many it has when it is longer.
+ */
+export function echoedQuery(query: string): { readonly text: string; readonly codePoints?: number } {
+	const points = Array.from(query);
+	return points.length <= QUERY_SHOWN ? { text: query } : { text: points.slice(0, QUERY_SHOWN).join(""), codePoints: points.length };
+}

@@ -134,7 +134,7 @@ export class SessionText {
 		const needed = { whole: text.end, text: text.originalAt, head: text.metaAt, header: 0 }[part];
 		const short = part === "whole" ? bytes.length !== text.end : bytes.length < needed;
 		if (short) throw new SessionTextError(`cut short (${bytes.length} of ${text.end} bytes)`);
-		if (part !== "header") text.checkRows();
+		if (part !== "header") text.checkTableEnds();
 		return text;
 	}
 
@@ -148,7 +148,7 @@ export class SessionText {
 	 * (`metaRange`, `originalRange`), and a shown hit's text must hold its match. A failure makes
 	 * the file damaged (made again from its archive).
 	 */
-	private checkRows(): void {
+	private checkTableEnds(): void {
 		if (!this.hasRows) return;
 		const { header } = this;
 		if (header.docs === 0) {
@@ -190,7 +190,7 @@ export class SessionText {
 	withBody(body: Buffer): SessionText {
 		if (body.length !== this.originalAt - this.metaAt) throw new SessionTextError(`cut short (${body.length} of ${this.originalAt - this.metaAt} body bytes)`);
 		const text = new SessionText(this.bytes, this.header, this.tableAt, { bytes: body, at: this.metaAt });
-		text.checkRows();
+		text.checkTableEnds();
 		return text;
 	}
 
