@@ -5,7 +5,7 @@
  *
  *   npm run bench                          # quick preset (small), a minute or two
  *   npm run bench -- --preset large        # ~1 GB history, 120 MB session, 10k/100k/1M nodes
- *   options: --seed N  --data DIR  --out FILE|-  --runs N
+ *   options: --seed N  --data DIR  --out FILE|-  --runs N  --help (a wrong option: exit 2, nothing run)
  *            --only cold,warm,cli,query,pi,projection,live,memory,single,packages
  *            --nodes 1000000 (node-scaled search corpora to run, of the preset's; default its largest)
  *
@@ -24,6 +24,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { cpus, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { folderSize, PROJECTION_DIR, projectionDir, readArchives, type ArchiveCorpus } from "./archives.ts";
 import { ensureHistory, PRESETS, DEFAULT_SEED, type HistoryManifest } from "./generator/index.ts";
 import { cliArgs, failure, runOverlapping, runProcess, writeRssHook, type ProcessRun } from "./processes.ts";
@@ -1219,26 +1220,91 @@ function writeSection(file: string, preset: string, markdown: string): void {
 	writeFileSync(file, next);
 }
 
-function parseArgs(argv: readonly string[]): BenchOptions {
-	const arg = (name: string) => {
-		const i = argv.indexOf(`--${name}`);
-		return i >= 0 ? argv[i + 1] : undefined;
+/** What `npm run bench -- --help` prints. */
+export const BENCH_USAGE = `usage: npm run bench -- [options]
+  --preset NAME   ${Object.keys(PRESETS).join(", ")} (default small)
+  --seed N        the generated data's seed (default ${DEFAULT_SEED})
+  --data DIR      where generated data and scratch workspaces go (default bench/data)
+  --out FILE|-    the results file to update (default bench/RESULTS.md; - writes none)
+  --runs N        runs of each timed measure (default 3)
+  --only STEPS    comma-separated, of: ${STEPS.join(", ")}
+  --nodes N,...   node-scaled search corpora to run (of the preset's; default its largest)
+  --help          this text`;
+
+/** A command line the runner cannot take: said with the usage, exit 2, before anything runs. */
+export class BenchUsageError extends Error {
+	override readonly name = "BenchUsageError";
+}
+
+/**
+ * The runner's command line. Strict: an unknown option or a missing value is an error, not
+ * ignored — `--help` once ran the whole small preset and rewrote RESULTS.md.
+ */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | "help" {
+	let values: Record<string, string | boolean | undefined>;
+	try {
+		({ values } = parseArgs({
+			args: [...argv],
+			strict: true,
+			allowPositionals: false,
+			options: {
+				preset: { type: "string" },
+				seed: { type: "string" },
+				data: { type: "string" },
+				out: { type: "string" },
+				runs: { type: "string" },
+				only: { type: "string" },
+				nodes: { type: "string" },
+				help: { type: "boolean" },
+			},
+		}));
+	} catch (err) {
+		throw new BenchUsageError((err as Error).message);
+	}
+	if (values.help) return "help";
+	const str = (name: string) => values[name] as string | undefined;
+	const count = (name: string, min: number): number | undefined => {
+		const v = str(name);
+		if (v === undefined) return undefined;
+		if (!/^\d+$/.test(v) || Number(v) < min) throw new BenchUsageError(`--${name}: a whole number of at least ${min}, not ${JSON.stringify(v)}`);
+		return Number(v);
 	};
-	const out = arg("out");
-	const only = arg("only");
+	const preset = str("preset") ?? "small";
+	if (!Object.hasOwn(PRESETS, preset))
+		throw new BenchUsageError(`--preset: unknown preset ${JSON.stringify(preset)}; one of ${Object.keys(PRESETS).join(", ")}`);
+	const only = str("only")?.split(",");
+	const unknown = (only ?? []).filter((s) => !(STEPS as readonly string[]).includes(s));
+	if (unknown.length > 0) throw new BenchUsageError(`--only: unknown step ${unknown.map((s) => JSON.stringify(s)).join(", ")}; steps: ${STEPS.join(", ")}`);
+	const nodes = str("nodes")?.split(",");
+	if (nodes?.some((n) => !/^\d+$/.test(n))) throw new BenchUsageError(`--nodes: node counts separated by commas, not ${JSON.stringify(str("nodes"))}`);
+	const out = str("out");
+	const seed = count("seed", 0);
+	const runs = count("runs", 1);
+	const data = str("data");
 	return {
-		preset: arg("preset") ?? "small",
-		...(arg("seed") ? { seed: Number(arg("seed")) } : {}),
-		...(arg("data") ? { dataDir: arg("data") as string } : {}),
+		preset,
+		...(seed !== undefined ? { seed } : {}),
+		...(data !== undefined ? { dataDir: data } : {}),
 		...(out === "-" ? {} : { out: resolve(out ?? join(ROOT, "bench", "RESULTS.md")) }),
-		...(arg("runs") ? { runs: Number(arg("runs")) } : {}),
-		...(only ? { only: only.split(",") as Step[] } : {}),
-		...(arg("nodes") ? { nodes: (arg("nodes") as string).split(",").map(Number) } : {}),
+		...(runs !== undefined ? { runs } : {}),
+		...(only ? { only: only as Step[] } : {}),
+		...(nodes ? { nodes: nodes.map(Number) } : {}),
 		runtime: fileURLToPath(import.meta.url).endsWith(".ts") ? "tsx" : "dist",
 	};
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	const report = await runBench(parseArgs(process.argv.slice(2)));
-	process.stdout.write(`\n${report.table}\n\n${report.notes.map((n) => `- ${n}`).join("\n")}\n`);
+	let options: BenchOptions | "help";
+	try {
+		options = parseBenchArgs(process.argv.slice(2));
+	} catch (err) {
+		if (!(err instanceof BenchUsageError)) throw err;
+		process.stderr.write(`bench: ${err.message}\n${BENCH_USAGE}\n`);
+		process.exit(2);
+	}
+	if (options === "help") process.stdout.write(`${BENCH_USAGE}\n`);
+	else {
+		const report = await runBench(options);
+		process.stdout.write(`\n${report.table}\n\n${report.notes.map((n) => `- ${n}`).join("\n")}\n`);
+	}
 }
