@@ -101,13 +101,18 @@ export function formatIngestReport(report: IngestReport, archiveDir: string, col
 	const [session, qa, open, br] = short as [Column, Column, Column, Column];
 	const layouts = [full, short, [session, qa, open, br], [session, qa], [session]];
 	const fitted = (line: string, continuation?: string) => (columns === undefined ? line : wrapLine(line, columns, continuation).join("\n"));
+	const layout = columns === undefined ? full : (layouts[fittingLayout(layouts, columns)] as Column[]);
 	const lines = [
 		fitted(
 			`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
 		),
 		"",
-		columnsTable(columns === undefined ? full : (layouts[fittingLayout(layouts, columns)] as Column[]), columns),
+		columnsTable(layout, columns),
 	];
+	// A narrow terminal drops columns: their totals are still said (rejected lines are what a
+	// person must not miss), under the table.
+	const left = full.filter((c, i) => i > 0 && !layout.includes(c) && !layout.includes(short[i] as Column));
+	if (left.length > 0) lines.push(fitted(`Not shown at this width (totals): ${left.map((c) => `${c.header} ${c.cells[c.cells.length - 1]}`).join(", ")}; --json has every column.`));
 	if (report.warnings.length > 0) lines.push("", "Warnings:", ...report.warnings.map((w) => fitted(`  ${w}`, "    ")));
 	return lines.join("\n");
 }

@@ -157,6 +157,16 @@ describe("human output at the terminal's width", () => {
 			expect(over(wide.stdout, 120)).toEqual([]);
 			expect(wide.stdout).toMatch(/^session +Q&A {2}incomplete {2}branches {2}planned L1\/L2\/… {2}rejected lines$/m);
 			expect(narrow.stdout).not.toContain("rejected lines");
+			expect(wide.stdout).not.toContain("Not shown at this width");
+			// Narrower, columns go: their totals are still said under the table.
+			const rejected = report.sessions.reduce((n, s) => n + s.rejectedLines, 0);
+			const incomplete = report.sessions.reduce((n, s) => n + s.incomplete, 0);
+			const at50 = await cli(["rebuild", ...args], { columns: 50 });
+			expect(over(at50.stdout, 50)).toEqual([]);
+			expect(at50.stdout).not.toMatch(/^session +Q&A +open/m);
+			expect(at50.stdout.replace(/\n/g, " ")).toMatch(
+				new RegExp(`Not shown at this width \\(totals\\): incomplete ${incomplete}, branches \\d+, planned L1/L2/… [\\d/]+, rejected lines ${rejected}; --json has every column\\.`),
+			);
 		} finally {
 			await fresh.cleanup();
 		}
