@@ -112,7 +112,10 @@ export function formatIngestReport(report: IngestReport, archiveDir: string, col
 	// A narrow terminal drops columns: their totals are still said (rejected lines are what a
 	// person must not miss), under the table.
 	const left = full.filter((c, i) => i > 0 && !layout.includes(c) && !layout.includes(short[i] as Column));
-	if (left.length > 0) lines.push(fitted(`Not shown at this width (totals): ${left.map((c) => `${c.header} ${c.cells[c.cells.length - 1]}`).join(", ")}; --json has every column.`));
+	if (left.length > 0)
+		lines.push(
+			fitted(`Not shown at this width (totals): ${left.map((c) => `${c.header} ${c.cells[c.cells.length - 1]}`).join(", ")}; --json has every column.`),
+		);
 	if (report.warnings.length > 0) lines.push("", "Warnings:", ...report.warnings.map((w) => fitted(`  ${w}`, "    ")));
 	return lines.join("\n");
 }

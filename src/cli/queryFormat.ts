@@ -9,7 +9,7 @@
 import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { type Column, columnsTable, displayWidth, fittingLayout, printable, tailToWidth, truncateToWidth, wrapLine, wrapText } from "./format.ts";
-import { echoedQuery, markedSnippet } from "../services/history/query/printable.ts";
+import { markedSnippet, shownQuery } from "../services/history/query/printable.ts";
 import type { LookedIn } from "./emptyHistory.ts";
 
 export { wrapText } from "./format.ts";
@@ -87,12 +87,6 @@ export function formatEmptyHistory(
 		);
 	}
 	return lines.join("\n");
-}
-
-/** The query as the heading shows it: quoted and escaped (a newline reads `\\n`), a long one cut (`echoedQuery`). */
-export function quotedQuery(query: string): string {
-	const { text, codePoints } = echoedQuery(query);
-	return codePoints === undefined ? JSON.stringify(text) : `${JSON.stringify(text)}… (${codePoints} characters)`;
 }
 
 export function formatSessions(result: SessionListResult, options: LayoutOptions = {}): string {
@@ -182,12 +176,12 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 	if (result.total === 0)
 		return wrapText(
 			options.filters
-				? `No hits for ${quotedQuery(result.query)} with ${options.filters}: widen or drop the filter (or try another wording: matching is by shared text).`
-				: `No hits for ${quotedQuery(result.query)}. Matching is by shared text: try another wording.`,
+				? `No hits for ${shownQuery(result.query)} with ${options.filters}: widen or drop the filter (or try another wording: matching is by shared text).`
+				: `No hits for ${shownQuery(result.query)}. Matching is by shared text: try another wording.`,
 			columns,
 		);
-	if (count === 0) return wrapText(`${result.total} hit(s) for ${quotedQuery(result.query)}; ${emptyPage(result)}`, columns);
-	const lines = [wrapText(`Hits for ${quotedQuery(result.query)}: ${shown(result, count)} (times in UTC)`, columns)];
+	if (count === 0) return wrapText(`${result.total} hit(s) for ${shownQuery(result.query)}; ${emptyPage(result)}`, columns);
+	const lines = [wrapText(`Hits for ${shownQuery(result.query)}: ${shown(result, count)} (times in UTC)`, columns)];
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
 		const { hits } = group;

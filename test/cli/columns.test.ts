@@ -165,7 +165,9 @@ describe("human output at the terminal's width", () => {
 			expect(over(at50.stdout, 50)).toEqual([]);
 			expect(at50.stdout).not.toMatch(/^session +Q&A +open/m);
 			expect(at50.stdout.replace(/\n/g, " ")).toMatch(
-				new RegExp(`Not shown at this width \\(totals\\): incomplete ${incomplete}, branches \\d+, planned L1/L2/… [\\d/]+, rejected lines ${rejected}; --json has every column\\.`),
+				new RegExp(
+					`Not shown at this width \\(totals\\): incomplete ${incomplete}, branches \\d+, planned L1/L2/… [\\d/]+, rejected lines ${rejected}; --json has every column\\.`,
+				),
 			);
 		} finally {
 			await fresh.cleanup();

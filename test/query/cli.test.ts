@@ -47,16 +47,18 @@ describe("CLI sessions | search | read", () => {
 		expect((await cli(["search", "topic-01", ...where])).stderr).toBe("");
 	});
 
-	it("echoes a long query cut, with its length, and a query with a newline escaped; --json keeps it whole", async () => {
+	it("echoes a long query cut, with its length, and a query with a newline on one line, as typed; --json keeps it whole", async () => {
 		const pasted = `${"flamingo ".repeat(20)}🦩`;
 		const cut = await cli(["search", pasted, ...where]);
 		expect(cut.code).toBe(0);
 		expect(cut.stdout.split("\n")[0]).toBe(
-			`No hits for ${JSON.stringify(Array.from(pasted).slice(0, 80).join(""))}… (181 characters). Matching is by shared text: try another wording.`,
+			`No hits for "${Array.from(pasted).slice(0, 80).join("")}…" (181 characters). Matching is by shared text: try another wording.`,
 		);
 		expect((JSON.parse((await cli(["search", pasted, ...where, "--json"])).stdout) as SearchResult).query).toBe(pasted);
 		const twoLines = await cli(["search", "topic-01\nx", ...where]);
-		expect(twoLines.stdout.split("\n")[0]).toBe('No hits for "topic-01\\nx". Matching is by shared text: try another wording.');
+		expect(twoLines.stdout.split("\n")[0]).toBe('No hits for "topic-01␊x". Matching is by shared text: try another wording.');
+		const path = await cli(["search", "C:\\temp\\nowhere", ...where]);
+		expect(path.stdout.split("\n")[0]).toBe('No hits for "C:\\temp\\nowhere". Matching is by shared text: try another wording.');
 		const hit = await cli(["search", "topic-01", ...where]);
 		expect(hit.stdout.split("\n")[0]).toMatch(/^Hits for "topic-01": 1–\d+ of \d+ \(times in UTC\)$/);
 	});

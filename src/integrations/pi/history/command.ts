@@ -5,7 +5,7 @@ import { sessionFactsOf } from "./piSession.ts";
 import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span, type ViewerExit, type ViewerTheme } from "./viewer.ts";
-import { echoedQuery, printable } from "../../../services/history/query/printable.ts";
+import { printable, shownQuery } from "../../../services/history/query/printable.ts";
 import { HistoryPicker, type PickerDetail, type PickerPage } from "./picker.ts";
 import type { MarkdownTheme, TUI } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
@@ -133,12 +133,6 @@ async function browse(ctx: ExtensionCommandContext, service: HistoryService, cho
 		const picked = await choose();
 		if (picked === undefined || (await view(ctx, service, picked, highlight)) !== "back") return;
 	}
-}
-
-/** A query as a notice or a title shows it: quoted, printable, a long one cut (`echoedQuery`). */
-export function shownQuery(query: string): string {
-	const { text, codePoints } = echoedQuery(query);
-	return codePoints === undefined ? `"${printable(text)}"` : `"${printable(text)}…" (${codePoints} characters)`;
 }
 
 /** Digits of a row number, so the numbers line up (at least two, as with the first page of 50). */

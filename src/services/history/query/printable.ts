@@ -52,3 +52,14 @@ export function echoedQuery(query: string): { readonly text: string; readonly co
 	const points = Array.from(query);
 	return points.length <= QUERY_SHOWN ? { text: query } : { text: points.slice(0, QUERY_SHOWN).join(""), codePoints: points.length };
 }
+
+/**
+ * A query as a heading, a notice or a title shows it (the CLI's and Pi's): quoted, printable, on one
+ * line (a pasted line break or tab shows as ␊ or ␉), a long one cut (`echoedQuery`). Not JSON:
+ * `C:\\temp` reads as typed, not with its backslashes doubled.
+ */
+export function shownQuery(query: string): string {
+	const { text, codePoints } = echoedQuery(query);
+	const line = printable(text).replace(/[\t\n]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)));
+	return codePoints === undefined ? `"${line}"` : `"${line}…" (${codePoints} characters)`;
+}
