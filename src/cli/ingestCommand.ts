@@ -1,7 +1,5 @@
 import type { IngestReport } from "../services/history/service/historyService.ts";
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
-import { checkPbotFolder, historyDir, textDir } from "../storage/history-files/index.ts";
+import { historyDir } from "../storage/history-files/index.ts";
 import { emptyHistoryNote } from "./emptyHistory.ts";
 import { type Column, columnsTable, fittingLayout, wrapLine, wrapText } from "./format.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
@@ -23,20 +21,11 @@ export async function runIngestCommand(
 	io: { readonly stdout: (text: string) => void; readonly stderr?: (text: string) => void; readonly cwd: string; readonly columns?: number | undefined },
 	signal?: AbortSignal,
 ): Promise<boolean> {
-	// `rebuild` makes the search text again too: it is derived (nothing is lost), and bytes damaged
-	// inside a document's text are found by no check a search can afford (see docs/architecture.md).
-	// (After the options are checked: a workspace that is no folder is said as such. The service has
-	// read nothing yet.)
 	const service = openFromOptions(opts, io.cwd, io.stderr);
-	if (mode === "ingest") removeSearchText(workspaceOf(opts, io.cwd));
-	let report = await (mode === "refresh" ? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) }) : service.ingest(signal ? { signal } : {}));
-	if (mode === "ingest" && report.stopped === undefined) {
-		// The sessions whose archives did not change have no search text yet: made by a catch-up (into
-		// one pack), which says "rebuilt … (N missing)" for what this command removed on purpose.
-		await service.sessions({ limit: 0 });
-		const made = /^search text rebuilt from the archives \(\d+ missing\)$/;
-		report = { ...report, warnings: [...report.warnings, ...service.takeWarnings()].filter((w) => !made.test(w)) };
-	}
+	// `rebuild` makes the search text again too (`HistoryService.rebuild`).
+	const report = await (mode === "refresh"
+		? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) })
+		: service.rebuild(signal ? { signal } : {}));
 	printIngestReport(opts, report, io);
 	if (report.stopped !== undefined) {
 		if (!opts.json)
@@ -122,14 +111,4 @@ export function formatIngestReport(report: IngestReport, archiveDir: string, col
 
 function sum(values: readonly number[]): number {
 	return values.reduce((a, b) => a + b, 0);
-}
-
-/**
- * Removes the workspace's search text (`.pi/pbot/text`), to be made again from the archives; only
- * when `.pi/pbot` and it are real folders inside the workspace (a link is never followed out of it).
- */
-function removeSearchText(workspace: string): void {
-	const dir = textDir(workspace);
-	checkPbotFolder(dirname(dir), dir);
-	rmSync(dir, { recursive: true, force: true });
 }

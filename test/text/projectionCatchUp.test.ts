@@ -54,6 +54,31 @@ describe("the text projection catches up", () => {
 		expect(service.takeWarnings()).toEqual([]);
 	});
 
+	it("is made again by rebuild, in a service that has searched already: damage inside its words is gone, and nothing is said missing", async () => {
+		const { workspace, open } = await setup();
+		const service = open();
+		await expectAnswersFromArchives(service, open);
+		// Every folded text overwritten in place, separators kept: the layout holds, the words are gone.
+		const dir = textDir(workspace);
+		for (const name of (await readdir(dir)).filter((n) => n.endsWith(".text"))) {
+			const bytes = await readFile(join(dir, name));
+			const head = JSON.parse(bytes.toString("utf8", 0, bytes.indexOf(10))) as Record<string, number>;
+			const text = bytes.indexOf(10) + 1 + (head.docs as number) * 64 + (head.idBytes as number) + (head.metaBytes as number);
+			for (let at = text; at < text + (head.textBytes as number); at++) if (bytes[at] !== 0xff) bytes[at] = 0x78;
+			await writeFile(join(dir, name), bytes);
+		}
+		const fresh = open();
+		expect((await fresh.search({ query: "the", limit: 0 })).total).toBe(0);
+		const report = await fresh.rebuild();
+		expect(report.warnings.join("\n")).not.toMatch(/missing|damaged/);
+		expect(fresh.takeWarnings()).toEqual([]);
+		await expectAnswersFromArchives(fresh, open);
+		// And for another process: every file is there again, as the archives say.
+		const again = open();
+		await expectAnswersFromArchives(again, open);
+		expect(again.takeWarnings()).toEqual([]);
+	});
+
 	it("is rebuilt from the archives, with a warning, after it was deleted", async () => {
 		const { workspace, open } = await setup();
 		await rm(textDir(workspace), { recursive: true });

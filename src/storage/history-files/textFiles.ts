@@ -83,6 +83,13 @@ export function workspaceTextStore(workspace: string): TextStore {
 			}
 		},
 		remove: async (sessionId) => fsp.rm(file(sessionId), { force: true }),
+		clear: async () => {
+			// Only when `.pi/pbot` and the text folder are real folders inside the workspace: a link is
+			// never followed out of it.
+			checkPbotFolder(dirname(dir), dir);
+			await fsp.rm(dir, { recursive: true, force: true });
+			made = false;
+		},
 		readHeads: async (options) => {
 			checkPbotFolder(dirname(dir), dir);
 			return readRegularFile(join(dir, HEADS_FILE), options)?.bytes;

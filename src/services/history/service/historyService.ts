@@ -282,6 +282,21 @@ export class HistoryService {
 	}
 
 	/**
+	 * `ingest`, with the search text made again from the archives: it is removed first
+	 * (`TextProjection.remakeAll`; derived, so nothing is lost) — damage inside a document's words is
+	 * found by no check a search can afford. Its making is not reported as missing text. A run
+	 * stopped by `signal` leaves what it did not make to the next query's catch-up.
+	 */
+	async rebuild(options: { readonly signal?: AbortSignal } = {}): Promise<IngestReport> {
+		await this.projection.remakeAll();
+		const report = await this.ingest(options);
+		if (report.stopped !== undefined) return report;
+		// The sessions whose archives the ingest did not rewrite: made now (into one pack), not by the next query.
+		await this.projection.catchUp(undefined, undefined, { pack: true });
+		return { ...report, warnings: [...report.warnings, ...this.warnings.splice(0)] };
+	}
+
+	/**
 	 * Picks up what changed since the last ingest: files whose fingerprint (size, mtime, inode) is
 	 * unchanged since this process read them are not read again, nor — with a checkpoint store —
 	 * files unchanged since any process ingested them into archives that are loaded (size, mtime and

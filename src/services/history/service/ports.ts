@@ -136,6 +136,11 @@ export interface TextStore {
 	 * not removed (gone, or replaced since: a newer projection, which is kept).
 	 */
 	removeIf?(sessionId: string, identity: string): Promise<boolean>;
+	/**
+	 * Removes every projection, the heads and the pack: a rebuild makes them all again from the
+	 * archives (damage inside a document's words is found by no check a search can afford).
+	 */
+	clear(): Promise<void>;
 }
 
 /** A stored file held open for reads by range (the text pack). */

@@ -39,6 +39,11 @@ export function memoryTextStore(): TextStore & { readonly files: Map<string, Buf
 		remove: async (sessionId) => {
 			files.delete(sessionId);
 		},
+		clear: async () => {
+			files.clear();
+			heads = undefined;
+			pack = undefined;
+		},
 		readHeads: async (options) => readPart(heads, options),
 		writeHeads: async (bytes) => {
 			heads = Buffer.from(bytes);

@@ -106,6 +106,8 @@ export class TextProjection {
 	private headsFileRead = false;
 	/** Each session's revision as the heads file holds it (loaded or saved): no new file while they agree. */
 	private cachedRevisions = new Map<string, string>();
+	/** Every projection was removed on purpose (`remakeAll`): the next full catch-up makes them again without a warning. */
+	private remaking = false;
 
 	constructor(private readonly options: TextProjectionOptions) {
 		this.stored = new StoredTexts(options.texts);
@@ -288,6 +290,25 @@ export class TextProjection {
 			}
 			await Promise.all(writes);
 			this.options.warn(`search text rebuilt from the archives (${ids.length} damaged)`);
+		});
+	}
+
+	/**
+	 * Removes every stored projection (`TextStore.clear`) and forgets what was read of them: the
+	 * next catch-up makes every session's again from its archive, without saying them missing (they
+	 * were removed on purpose). What a rebuild does first. Overlays (sessions live in memory, not
+	 * written yet) stay.
+	 */
+	remakeAll(): Promise<void> {
+		return this.inTurn(async () => {
+			await this.options.texts.clear();
+			this.heads.clear();
+			this.headsFileRead = false;
+			this.cachedRevisions.clear();
+			this.checkedFiles.clear();
+			this.packedSlices.clear();
+			this.stored.releaseSlices();
+			this.remaking = true;
 		});
 	}
 
@@ -583,7 +604,7 @@ export class TextProjection {
 				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
 					if (read === undefined) {
-						if ((known || knewNothing) && !this.overlays.has(id)) rebuilt.missing++;
+						if ((known || knewNothing) && !this.overlays.has(id) && !this.remaking) rebuilt.missing++;
 					} else if (!(read instanceof SessionText)) rebuilt.damaged++;
 					// (Behind its archive, what another process's write leaves, or without the copy keys
 					// it now needs: caught up silently.)
@@ -605,6 +626,7 @@ export class TextProjection {
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
 		await Promise.all(writes);
+		if (only === undefined) this.remaking = false;
 		// Projection files without an archive: looked for (a listing of every file) when a session
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
 		// warm-up) — not by every search.
