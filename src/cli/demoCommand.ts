@@ -10,6 +10,7 @@ import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistor
 import { historyDir } from "../storage/history-files/index.ts";
 import { demoTour } from "./demoTour.ts";
 import { UsageError } from "./usageError.ts";
+import { wrapText } from "./format.ts";
 import { formatIngestReport } from "./ingestCommand.ts";
 
 export interface DemoCommandOptions {
@@ -19,6 +20,8 @@ export interface DemoCommandOptions {
 	readonly samples: string;
 	readonly cwd: string;
 	readonly color: boolean;
+	/** The terminal's width, which the output fits in (as every command's); none: whole lines. */
+	readonly columns?: number | undefined;
 	readonly stdout: (text: string) => void;
 }
 
@@ -42,16 +45,19 @@ export async function runDemo(options: DemoCommandOptions): Promise<void> {
 	process.once("exit", removeNow);
 	process.once("SIGINT", onSigint);
 	try {
+		// (Paths whole, at any width: they are there to be copied.)
 		stdout(`Demo workspace: ${workspace}\nCopied ${files.length} sample session file(s) from ${samples}\n`);
 		const service = openWorkspaceHistory({ workspace, sessionDirs: [sessions] });
 		const report = await service.ingest();
-		stdout(formatIngestReport(report, historyDir(workspace)));
-		await demoTour(service, { workspace, query: options.query, color: options.color, stdout });
+		stdout(formatIngestReport(report, historyDir(workspace), options.columns));
+		await demoTour(service, { workspace, query: options.query, color: options.color, columns: options.columns, stdout });
 	} finally {
 		// The handlers go only once the workspace is gone: a Ctrl+C during the removal removes it too.
 		if (!options.keep) {
 			await rm(workspace, { recursive: true, force: true });
-			stdout(`\nRemoved the demo workspace ${workspace}. To keep one and try the commands above: pbot-history demo --keep DIR`);
+			stdout(
+				`\nRemoved the demo workspace ${workspace}.\n${wrapText("To keep one and try the commands above: pbot-history demo --keep DIR", options.columns)}`,
+			);
 		}
 		process.off("exit", removeNow);
 		process.off("SIGINT", onSigint);

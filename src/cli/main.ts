@@ -256,6 +256,7 @@ function buildProgram(io: CliIo): Command {
 				samples: bundledSessionsDir(),
 				cwd: io.cwd,
 				color: io.color ?? false,
+				columns: io.columns,
 				stdout: io.stdout,
 			});
 		});

@@ -249,6 +249,19 @@ describe("human output at the terminal's width", () => {
 });
 
 describe("widths and fitting (src/cli/format.ts)", () => {
+	it("demo: its tables and texts fit the terminal too (only the paths and the commands it shows stay whole, to be copied)", async () => {
+		const at = (columns?: number) => cli(["demo"], columns === undefined ? {} : { columns });
+		const narrow = await at(80);
+		expect(narrow.code).toBe(0);
+		const whole = (line: string) => line.startsWith("$ pbot-history ") || /^(Demo workspace|Copied \d+ sample|Removed the demo workspace) /.test(line);
+		expect(over(narrow.stdout, 80).filter((l) => !whole(l))).toEqual([]);
+		// Without a width (a pipe), the ingest table has its whole headings, wider than 80.
+		const piped = await at();
+		expect(over(piped.stdout, 80).filter((l) => !whole(l)).length).toBeGreaterThan(0);
+		expect(narrow.stdout).toContain("Removed the demo workspace ");
+		expect(idsIn(narrow.stdout)).toEqual(idsIn(piped.stdout));
+	});
+
 	it("counts East Asian wide characters and emoji 2, combining marks and joiners 0, colour escapes nothing", () => {
 		for (const text of [
 			"abc",
