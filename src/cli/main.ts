@@ -209,6 +209,7 @@ function buildProgram(io: CliIo): Command {
 					stdout: io.stdout,
 					stderr: io.stderr,
 					signal: io.signal ?? signal,
+					columns: () => io.columns,
 				});
 			}),
 		);

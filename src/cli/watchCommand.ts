@@ -12,6 +12,7 @@ import type { HistoryEvent } from "../services/history/model/events.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import type { QaNode } from "../services/history/model/types.ts";
 import { printable } from "../services/history/query/printable.ts";
+import { displayWidth, truncateToWidth, wrapText } from "./format.ts";
 
 export interface WatchOptions {
 	readonly service: HistoryService;
@@ -22,6 +23,8 @@ export interface WatchOptions {
 	readonly stdout: (text: string) => void;
 	readonly stderr: (text: string) => void;
 	readonly signal: AbortSignal;
+	/** The terminal's width now (asked at each line: it may be resized); `undefined`: whole lines. */
+	readonly columns?: () => number | undefined;
 }
 
 /**
@@ -33,6 +36,7 @@ export interface WatchOptions {
  */
 export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const { service, stdout, stderr, signal } = options;
+	const columns = options.columns ?? (() => undefined);
 	const report = await service.ingest();
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
 	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);
@@ -91,7 +95,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 				live.follow(tail, (events) => {
 					for (const event of events) {
 						if (out) out.write(event);
-						else showQa(event, shown, stdout);
+						else showQa(event, shown, stdout, columns);
 					}
 				}),
 			);
@@ -163,7 +167,12 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	await follow();
 	if (!options.json) {
 		const waiting = [...missing].map((folder) => `${folder} (not there yet: Pi makes it with the first session)`);
-		stdout(`Watching ${tails.size} session file(s)${waiting.length ? `; waiting for ${waiting.join(", ")}` : ""}; new Q&A appear below. Ctrl+C stops.`);
+		stdout(
+			wrapText(
+				`Watching ${tails.size} session file(s)${waiting.length ? `; waiting for ${waiting.join(", ")}` : ""}; new Q&A appear below. Ctrl+C stops.`,
+				columns(),
+			),
+		);
 	}
 	await new Promise<void>((resolve) => {
 		if (signal.aborted) resolve();
@@ -187,12 +196,12 @@ function isFolder(path: string): boolean {
 }
 
 /** One line per Q&A when it first appears, and again when it changes (an open one got its answer). */
-function showQa(event: HistoryEvent, shown: Map<string, string>, stdout: (text: string) => void): void {
+function showQa(event: HistoryEvent, shown: Map<string, string>, stdout: (text: string) => void, columns: () => number | undefined): void {
 	if (event.type !== "QaObserved") return;
 	const state = qaState(Date.parse(event.node.endedAt), event.node.completed);
 	if (shown.get(event.node.id) === state) return;
 	shown.set(event.node.id, state);
-	stdout(qaLine(event.node));
+	stdout(qaLine(event.node, columns()));
 }
 
 /** What makes a Q&A news again: it grew (a later end) or was completed. */
@@ -200,15 +209,33 @@ function qaState(endMs: number, completed: boolean): string {
 	return `${Number.isNaN(endMs) ? 0 : endMs}:${completed}`;
 }
 
-function qaLine(qa: QaNode): string {
-	const question = qa.parts.find((p) => p.kind === "input")?.text ?? "";
-	const answer = [...qa.parts].reverse().find((p) => p.kind === "reply")?.text ?? "";
-	const cut = (t: string, n: number) => {
-		// Session text is shown as the queries show it: a control character (an escape sequence in a
-		// pasted log) is made visible, never sent to the terminal.
-		const one = printable(t.replace(/\s+/g, " ").trim());
-		return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+/**
+ * A Q&A's line: when, its id (whole: `read` takes it), the question and the answer cut. With the
+ * terminal's width it fits: question and answer share what the time and id leave (what one does
+ * not need goes to the other), on the next line when that is too little, and on lines of their own
+ * when narrower still. Without a width (a pipe), 60 columns of each.
+ */
+export function qaLine(qa: QaNode, columns?: number): string {
+	// Session text is shown as the queries show it: a control character (an escape sequence in a
+	// pasted log) is made visible, never sent to the terminal.
+	const flat = (t: string) => printable(t.replace(/\s+/g, " ").trim());
+	const question = flat(qa.parts.find((p) => p.kind === "input")?.text ?? "");
+	const reply = [...qa.parts].reverse().find((p) => p.kind === "reply")?.text;
+	const answer = reply === undefined ? undefined : flat(reply);
+	const head = `${qa.endedAt.slice(0, 16).replace("T", " ")}  ${qa.id}${qa.completed ? "" : " (open)"}`;
+	/** "Q: …  →  A: …" in `room` columns (each text at least `least`), or `undefined` when they do not fit. */
+	const both = (room: number, least: number): string | undefined => {
+		if (answer === undefined) return room - 3 >= least ? `Q: ${truncateToWidth(question, room - 3)}` : undefined;
+		const texts = room - 11;
+		let q = Math.floor(texts / 2);
+		if (q < least) return undefined;
+		q = Math.max(q, texts - displayWidth(answer));
+		return `Q: ${truncateToWidth(question, q)}  →  A: ${truncateToWidth(answer, texts - Math.min(q, displayWidth(question)))}`;
 	};
-	const status = qa.completed ? "" : " (open)";
-	return `${qa.endedAt.slice(0, 16).replace("T", " ")}  ${qa.id}${status}  Q: ${cut(question, 60)}${answer ? `  →  A: ${cut(answer, 60)}` : ""}`;
+	if (columns === undefined) return `${head}  Q: ${truncateToWidth(question, 60)}${answer === undefined ? "" : `  →  A: ${truncateToWidth(answer, 60)}`}`;
+	const beside = both(columns - displayWidth(head) - 2, 20);
+	if (beside !== undefined) return `${head}  ${beside}`;
+	const below = both(columns - 2, 12);
+	const lines = below !== undefined ? [head, `  ${below}`] : [head, `  Q: ${question}`, ...(answer === undefined ? [] : [`  A: ${answer}`])];
+	return lines.map((l) => truncateToWidth(l, columns)).join("\n");
 }

@@ -16,6 +16,8 @@ import { displayWidth, truncateToWidth, wrapLine } from "../../src/cli/format.ts
 import { runCli, type CliIo } from "../../src/cli/main.ts";
 import type { ReadResult, SearchResult, SessionListResult } from "../../src/services/history/query/types.ts";
 import type { IngestReport } from "../../src/services/history/service/historyService.ts";
+import type { QaNode, QaPart } from "../../src/services/history/model/types.ts";
+import { qaLine } from "../../src/cli/watchCommand.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";
 
 const exec = promisify(execFile);
@@ -260,6 +262,41 @@ describe("widths and fitting (src/cli/format.ts)", () => {
 		expect(over(piped.stdout, 80).filter((l) => !whole(l)).length).toBeGreaterThan(0);
 		expect(narrow.stdout).toContain("Removed the demo workspace ");
 		expect(idsIn(narrow.stdout)).toEqual(idsIn(piped.stdout));
+	});
+
+	it("watch: a Q&A's line fits the terminal, its id whole, question and answer sharing the room (on the next line, or lines of their own, when narrow)", () => {
+		const qa = (question: string, answer: string | undefined, completed = true): QaNode => ({
+			kind: "qa",
+			id: "qa_IwbO3Y0GbgiZUbqXmjfG",
+			sessionId: "019766de-d2c7-7284-8b7a-ead5bb345566",
+			parts: [{ kind: "input", text: question } as QaPart, ...(answer === undefined ? [] : [{ kind: "reply", text: answer } as QaPart])],
+			entryIds: ["a1"],
+			startedAt: "2026-04-01T10:00:00.000Z",
+			endedAt: "2026-04-01T10:02:00.000Z",
+			completed,
+		});
+		const long = qa(`Who owns the release of ${"the new build ".repeat(10)}?`, `Dana Whitfield owns it: ${"发布负责人是 ".repeat(20)}`);
+		// Without a width (a pipe): as before, 60 columns of each.
+		expect(qaLine(long)).toMatch(
+			/^2026-04-01 10:02 {2}qa_IwbO3Y0GbgiZUbqXmjfG {2}Q: Who owns the release of the new build .*… {2}→ {2}A: Dana Whitfield owns it: .*…$/,
+		);
+		for (const columns of [200, 120, 80, 60, 40, 20]) {
+			const line = qaLine(long, columns);
+			for (const l of line.split("\n")) expect(visibleWidth(l), `${columns}: ${l}`).toBeLessThanOrEqual(columns);
+			if (columns >= 20 + 23) expect(line).toContain("qa_IwbO3Y0GbgiZUbqXmjfG");
+			expect(line).toMatch(/Q: Who/);
+			expect(line).toMatch(/A: Dana/);
+		}
+		expect(qaLine(long, 120).split("\n")).toHaveLength(1);
+		expect(qaLine(long, 80).split("\n")).toHaveLength(2);
+		expect(qaLine(long, 30).split("\n")).toHaveLength(3);
+		// What a short question does not need goes to the answer.
+		const short = qaLine(qa("Who?", `Dana Whitfield owns it, ${"and more ".repeat(20)}`), 120);
+		expect(visibleWidth(short)).toBe(120);
+		expect(short).toContain("Q: Who?  →  A: Dana Whitfield owns it, and more");
+		// An open Q&A without its answer yet: the question has the room.
+		const open = qaLine(qa("Build the project", undefined, false), 80);
+		expect(open).toBe("2026-04-01 10:02  qa_IwbO3Y0GbgiZUbqXmjfG (open)  Q: Build the project");
 	});
 
 	it("counts East Asian wide characters and emoji 2, combining marks and joiners 0, colour escapes nothing", () => {
