@@ -184,7 +184,7 @@ function buildProgram(io: CliIo): Command {
 				});
 				// Why attempts failed, on stderr whatever the format (the JSON report lists them too).
 				for (const line of summarizeFailureLines(report)) io.stderr(line);
-				io.stdout(opts.json ? JSON.stringify(report, null, 2) : summarizeReportText(report));
+				io.stdout(opts.json ? JSON.stringify(report, null, 2) : summarizeReportText(report, io.columns));
 				if (report.aborted) throw new Interrupted();
 				// Nothing made and every attempt failed: exit 1 (a partial failure exits 0, its errors said above).
 				const failure = summarizeFailure(report);

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { wrapText } from "./format.ts";
 import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { AuthStorage, type AuthStorageBackend, FileAuthStorageBackend, getAgentDir, ModelRegistry, SettingsManager } from "@mariozechner/pi-coding-agent";
@@ -69,8 +70,15 @@ export async function summarizeWorkspace(service: HistoryService, options: Summa
 	return { ...report, model: `${model.provider}/${model.id}` };
 }
 
-/** The report's line on stdout: what was made, what failed (attempts, and on how many summaries), what is left. */
-export function summarizeReportText(report: SummarizeReport): string {
+/**
+ * The report's line on stdout: what was made, what failed (attempts, and on how many summaries),
+ * what is left; wrapped at the terminal's width (`columns`) when there is one.
+ */
+export function summarizeReportText(report: SummarizeReport, columns?: number): string {
+	return wrapText(reportLine(report), columns);
+}
+
+function reportLine(report: SummarizeReport): string {
 	const head = report.aborted
 		? "Stopped: the summary in flight stays pending."
 		: report.gaveUp

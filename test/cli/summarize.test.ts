@@ -270,6 +270,14 @@ describe("pbot-history summarize", () => {
 			`0 summary(ies) made with faux/faux-1, ${calls} failed attempt(s): ${calls / 2} summary(ies) still failing (each is tried up to 2 times in a run, then left for the next), ${report.remaining} still due (${calls} model call(s)).`,
 		);
 		expect(err).toContain(`pbot: model error: 401 invalid x-api-key (${calls} of ${calls} failed attempt(s))`);
+
+		// At a terminal's width, the report is wrapped to it (the same words).
+		out.length = 0;
+		expect(await runCli(args, { ...io, columns: 60 })).toBe(1);
+		const lines = out.join("\n").split("\n");
+		expect(lines.length).toBeGreaterThan(3);
+		for (const line of lines) expect(line.length).toBeLessThanOrEqual(60);
+		expect(lines.join(" ")).toContain(`Stopped after ${GIVE_UP_AFTER} attempts failed alike: the rest would too (fix the cause above and run again).`);
 	});
 
 	it("names the error of a partial failure and exits 0", async () => {
