@@ -129,6 +129,37 @@ describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 	}
 });
 
+describe("a .pi that is a link leading outside, before any history is kept there", () => {
+	for (const [what, inside] of [
+		["an empty folder", []],
+		["a folder holding pbot without its history", ["pbot"]],
+		["nothing (a dangling link)", undefined],
+	] as const) {
+		it(`to ${what}: refused before anything is made there, by every command`, { timeout: 30_000 }, async () => {
+			const { workspace, open } = await setup();
+			await rm(join(workspace, ".pi"), { recursive: true });
+			const elsewhere = await mkdtemp(join(tmpdir(), "pbot-elsewhere-"));
+			cleanups.push(elsewhere);
+			const target = join(elsewhere, "target");
+			if (inside !== undefined) execFileSync("mkdir", ["-p", join(target, ...inside)]);
+			await symlink(target, join(workspace, ".pi"));
+			const listing = () => execFileSync("find", [elsewhere, "-printf", "%p %s %T@\n"], { encoding: "utf8" });
+			const before = listing();
+			const refused =
+				inside === undefined
+					? /\.pi is a symbolic link to nothing/
+					: /\.pi(\/pbot)? resolves to .*, outside the workspace: pbot neither reads nor writes there/;
+			await expect(open().search({ query: "the" })).rejects.toThrow(refused);
+			await expect(open().sessions()).rejects.toThrow(refused);
+			const report = await open()
+				.ingest()
+				.catch((err: Error) => ({ warnings: [err.message] }));
+			expect(report.warnings.join("\n")).toMatch(refused);
+			expect(listing()).toBe(before);
+		});
+	}
+});
+
 describe("a workspace that does not exist", () => {
 	it("is never made: queries and an ingest fail naming it, and nothing appears at its path or above it", { timeout: 30_000 }, async () => {
 		const ws = await fixtureWorkspace(["tools-thinking"]);
