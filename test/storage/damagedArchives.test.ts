@@ -66,6 +66,27 @@ describe("a damaged archive beside good ones", () => {
 		});
 	}
 
+	it("with no session file to extract it again from (a workspace copied without Pi's files): said, by a query and by an ingest, not left to vanish", async () => {
+		const { workspace, sessions, open } = await setup();
+		// Pi's files are not here: only the archives came along.
+		for (const name of await readdir(sessions)) await rename(`${sessions}/${name}`, `${workspace}/${name}.away`);
+		const lost = new RegExp(`session ${BAD}: no session file of it was found to extract it again, so its Q&A are left out until the file is back`);
+		const file = archivePath(workspace, BAD);
+		const damaged = `${JSON.stringify({ ...(JSON.parse(await readFile(file, "utf8")) as object), nodes: null })}\n`;
+		await replace(file, damaged);
+		const service = open();
+		const found = await service.search({ query: "the", limit: 50 });
+		expect(found.kind === "hits" && found.groups.flatMap((g) => g.hits).some((h) => h.sessionId === BAD)).toBe(false);
+		expect(service.takeWarnings().join("\n")).toMatch(lost);
+		// Damaged again (the copy came with a damaged archive): an ingest says it in its report.
+		await replace(file, damaged);
+		const report = await open().ingest();
+		expect(report.warnings.join("\n")).toMatch(lost);
+		// The good sessions answer as before; the bad one's bytes are kept.
+		expect((await open().sessions({ limit: 50 })).sessions.map((s) => s.sessionId).sort()).toEqual([...GOOD].sort());
+		expect(await asides(workspace)).toHaveLength(2);
+	});
+
 	it("cut short by hand: `ingest` does not pass it as unchanged; it is moved aside and extracted again", async () => {
 		const { workspace, open, answers } = await setup();
 		const file = archivePath(workspace, BAD);

@@ -109,7 +109,11 @@ async function quarantined(workspace: string, sessionId: string, err: unknown, o
 		);
 		return aside === undefined
 			? err
-			: new ArchiveError(`${err.message}; its bytes are kept as ${basename(aside)} and the session is extracted again from its session file`, "damaged", aside);
+			: new ArchiveError(
+					`${err.message}; its bytes are kept as ${basename(aside)} and the session is extracted again from its session file, where there is one`,
+					"damaged",
+					aside,
+				);
 	} catch {
 		return err; // could not move it (a read-only folder): reported as it is
 	}

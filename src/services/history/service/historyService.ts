@@ -107,13 +107,20 @@ export class HistoryService {
 	constructor(private readonly options: HistoryServiceOptions) {
 		const warn = (message: string) => void this.warnings.push(message);
 		const unreadable = (id: string, err: Error) => this.repairs.note(id, err);
-		this.repairs = new Repairs((id) => {
-			this.archives.forget(id);
-			this.fingerprints.clear();
-			// Its session file has not changed: a refresh that looks only at what the folder watch
-			// reports (Pi) would not read it again, and the session would stay out until it changed.
-			this.lookEverywhere = true;
-		});
+		this.repairs = new Repairs(
+			(id) => {
+				this.archives.forget(id);
+				this.fingerprints.clear();
+				// Its session file has not changed: a refresh that looks only at what the folder watch
+				// reports (Pi) would not read it again, and the session would stay out until it changed.
+				this.lookEverywhere = true;
+			},
+			async (id) => {
+				const { store } = this.options;
+				return store.revisionOf ? store.revisionOf(id) !== undefined : (await store.list()).includes(id);
+			},
+			warn,
+		);
 		this.archives = new WorkspaceArchives(options.store, warn, unreadable);
 		this.projection = new TextProjection({
 			archives: options.store,
