@@ -18,10 +18,17 @@ export interface IngestCommandOptions extends WorkspaceOptions {
 export async function runIngestCommand(
 	mode: "refresh" | "ingest",
 	opts: IngestCommandOptions,
-	io: { readonly stdout: (text: string) => void; readonly stderr?: (text: string) => void; readonly cwd: string; readonly columns?: number | undefined },
+	io: {
+		readonly stdout: (text: string) => void;
+		readonly stderr?: (text: string) => void;
+		readonly cwd: string;
+		readonly columns?: number | undefined;
+		/** A line of progress on a terminal (`CliIo.status`). */
+		readonly status?: ((text: string | undefined) => void) | undefined;
+	},
 	signal?: AbortSignal,
 ): Promise<boolean> {
-	const service = openFromOptions(opts, io.cwd, io.stderr);
+	const service = openFromOptions(opts, io.cwd, io.stderr, io.status);
 	// `rebuild` makes the search text again too (`HistoryService.rebuild`).
 	const report = await (mode === "refresh"
 		? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) })

@@ -12,7 +12,7 @@ import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchC
 import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { packageVersion } from "./packageVersion.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
-import { outputColumns, stdoutIsTerminal, writeStdout } from "./stdout.ts";
+import { outputColumns, stderrIsTerminal, stdoutIsTerminal, writeStatus, writeStdout } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
@@ -27,6 +27,11 @@ export interface CliIo {
 	readonly columns?: number | undefined;
 	/** Stops long-running commands (`watch`); the process's io uses Ctrl+C. */
 	readonly signal?: AbortSignal;
+	/**
+	 * Shows a line of progress (`undefined`: clears it). The process's io: on stderr when that is a
+	 * terminal; none for a pipe or a file (a script, the agent), which get no progress.
+	 */
+	readonly status?: ((text: string | undefined) => void) | undefined;
 }
 
 const defaultIo: CliIo = {
@@ -40,6 +45,9 @@ const defaultIo: CliIo = {
 	},
 	get columns() {
 		return outputColumns();
+	},
+	get status() {
+		return stderrIsTerminal() ? writeStatus : undefined;
 	},
 };
 
@@ -159,6 +167,9 @@ function buildProgram(io: CliIo): Command {
 		get columns() {
 			return io.columns;
 		},
+		get status() {
+			return io.status;
+		},
 	});
 
 	addWorkspaceOptions(program.command("summarize"), io.cwd)
@@ -173,7 +184,7 @@ function buildProgram(io: CliIo): Command {
 					import("./summarizeCommand.ts"),
 					import("./workspaceService.ts"),
 				]);
-				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd, io.stderr), {
+				const report = await summarizeWorkspace(openFromOptions(opts, io.cwd, io.stderr, io.status), {
 					workspace: workspaceOf(opts, io.cwd),
 					...(opts.agentDir ? { agentDir: resolve(io.cwd, opts.agentDir) } : {}),
 					...(opts.model ? { model: opts.model } : {}),
@@ -203,7 +214,7 @@ function buildProgram(io: CliIo): Command {
 					import("./workspaceService.ts"),
 				]);
 				await watchWorkspace({
-					service: openFromOptions(opts, io.cwd, io.stderr),
+					service: openFromOptions(opts, io.cwd, io.stderr, io.status),
 					...discoveryFromOptions(opts, io.cwd),
 					json: opts.json ?? false,
 					stdout: io.stdout,

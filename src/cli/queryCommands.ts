@@ -30,6 +30,8 @@ export interface QueryCommandIo {
 	readonly color: boolean;
 	/** The terminal's width, which human output fits in; none: whole lines (a pipe, a file). */
 	readonly columns?: number | undefined;
+	/** A line of progress on a terminal (`CliIo.status`). */
+	readonly status?: ((text: string | undefined) => void) | undefined;
 }
 
 /** The service parameter each flag feeds, for messages that name what the person typed. */
@@ -97,7 +99,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd, io.stderr);
+			const service = loaded.openFromOptions(opts, io.cwd, io.stderr, io.status);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -110,7 +112,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd, io.stderr);
+			const service = loaded.openFromOptions(opts, io.cwd, io.stderr, io.status);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -139,7 +141,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
 			};
 			const { openFromOptions, formatRead } = await load();
-			const service = openFromOptions(opts, io.cwd, io.stderr);
+			const service = openFromOptions(opts, io.cwd, io.stderr, io.status);
 			const result = await service.read(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => formatRead(result, { columns: io.columns }));

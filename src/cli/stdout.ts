@@ -79,3 +79,23 @@ function guardClosedPipe(): void {
 		throw err;
 	});
 }
+
+/**
+ * Whether standard error is a terminal: then long work shows its progress there (`writeStatus`).
+ * Asked of fd 2 first: a pipe's or a file's stream (the agent's, a script's) is never made.
+ */
+export function stderrIsTerminal(): boolean {
+	try {
+		if (!fstatSync(2).isCharacterDevice()) return false;
+	} catch {
+		return false;
+	}
+	return process.stderr.isTTY === true;
+}
+
+/** A line of progress on standard error, written over the last (`undefined`: cleared). */
+export function writeStatus(text: string | undefined): void {
+	const width = process.stderr.columns;
+	const line = text === undefined ? "" : Number.isInteger(width) && width > 1 ? text.slice(0, width - 1) : text;
+	process.stderr.write(`\r${line}\x1b[K`);
+}

@@ -7,7 +7,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
-import { waitingText } from "../integrations/pi/history/progressStatus.ts";
+import { ProgressStatus, waitingText } from "../integrations/pi/history/progressStatus.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import { UsageError } from "./usageError.ts";
@@ -15,11 +15,22 @@ import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /**
  * The history service of the workspace the options name. `say`: where a person reads that an
- * ingest waits for another pbot process (stderr), once per wait.
+ * ingest waits for another pbot process (stderr), once per wait; `status`: a line of progress on a
+ * terminal (`CliIo.status`), cleared when the work is done.
  */
-export function openFromOptions(opts: WorkspaceOptions, cwd: string, say?: (text: string) => void): HistoryService {
+export function openFromOptions(
+	opts: WorkspaceOptions,
+	cwd: string,
+	say?: (text: string) => void,
+	status?: ((text: string | undefined) => void) | undefined,
+): HistoryService {
+	// A long first read (a new workspace of hundreds of sessions: seconds) is shown as it goes, on a
+	// terminal (`status`): it had been seconds of silence before the first answer.
+	const progress = status ? new ProgressStatus() : undefined;
+	progress?.showIn(status);
 	return openWorkspaceHistory({
 		...(say ? { onWait: (holder) => holder && say(`pbot-history: ${waitingText(holder)}; Ctrl+C stops`) } : {}),
+		...(progress ? { progress: (work: "sessions" | "search text", done: number, total: number) => progress.show(work, done, total) } : {}),
 		workspace: workspaceFolder(opts, cwd),
 		...(opts.sessions ? { sessionDirs: sessionFolders(opts.sessions, cwd) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),
