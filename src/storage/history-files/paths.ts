@@ -43,7 +43,7 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
 	/** The deepest of `.pi/pbot` and `.pi` that is there: where what pbot reads or makes would really be. */
 	let there: string | undefined = pbotDir;
 	for (const folder of dir === pbotDir ? [pbotDir] : [pbotDir, dir]) {
-		const s = lstatFolder(folder);
+		const s = lstatFolder(folder, workspace);
 		if (!s) {
 			if (folder === pbotDir) {
 				// No history yet: fine in a workspace, an error where there is no workspace to keep one in.
@@ -81,18 +81,25 @@ export function checkPbotFolder(pbotDir: string, dir: string = pbotDir): void {
  * `lstat` of a folder of `.pi/pbot`; a file where a folder above it should be (`.pi` itself a file)
  * is said as such, not as Node's `ENOTDIR … lstat '…/.pi/pbot/history'`.
  */
-function lstatFolder(folder: string): ReturnType<typeof lstatSync> {
+function lstatFolder(folder: string, workspace?: string): ReturnType<typeof lstatSync> {
 	try {
 		return lstatSync(folder, { throwIfNoEntry: false });
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw err;
-		// The nearest thing above that is there is the file in the way.
+		// The nearest thing above that is there is the file in the way (what is below a file is not
+		// there either: ENOTDIR again).
 		let above = dirname(folder);
 		while (dirname(above) !== above) {
-			const s = lstatSync(above, { throwIfNoEntry: false });
+			let s: ReturnType<typeof lstatSync>;
+			try {
+				s = lstatSync(above, { throwIfNoEntry: false });
+			} catch {
+				s = undefined;
+			}
 			if (s) break;
 			above = dirname(above);
 		}
+		if (workspace !== undefined && resolve(above) === resolve(workspace)) throw noWorkspace(workspace);
 		throw new UnsafePbotFolderError(`${above} is not a folder: pbot keeps its files in ${folder} (move or rename that file)`);
 	}
 }

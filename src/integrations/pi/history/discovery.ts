@@ -159,11 +159,26 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				const path = resolve(workspace, file);
 				if (await pathExists(path)) take(path);
 			}
-			for (const dir of named)
+			for (const dir of named) {
+				// A folder the caller named that is not there, or no folder, is said (the CLI refuses
+				// one before it starts; a library caller, or a folder removed since, would get an
+				// empty history without a word). A scanned folder that is not there is normal: Pi
+				// makes it with the workspace's first session.
+				let there: Stats | undefined | null;
+				try {
+					there = statSync(dir, { throwIfNoEntry: false });
+				} catch {
+					there = null; // a link loop, no permission: the listing says which
+				}
+				if (there !== null && !there?.isDirectory()) {
+					warnings.push(`session folder ${dir} ${there ? "is not a folder" : "does not exist"}: no session read from it`);
+					continue;
+				}
 				for (const file of await listing(dir)) {
 					listed.add(file);
 					take(file);
 				}
+			}
 
 			const facts = new Map<string, SessionHeadFacts>();
 			const stats = new Map<string, Stats>();

@@ -8,10 +8,15 @@ import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
 import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./workspaceMigration.ts";
 
 export interface WorkspaceHistoryOptions {
+	/** The workspace's folder (it must exist; its history is kept in `.pi/pbot/` inside it). */
 	readonly workspace: string;
-	/** Folders named by the person: all their session files are taken. */
+	/**
+	 * Folders named by the person: all their session files are taken. A relative path is taken from
+	 * the workspace's folder (the CLI's `--sessions`, from the current folder). One that is not
+	 * there, or no folder, is said in the warnings.
+	 */
 	readonly sessionDirs?: readonly string[];
-	/** Folders scanned for sessions of this workspace (by header `cwd` and fork parents). */
+	/** Folders scanned for sessions of this workspace (by header `cwd` and fork parents; relative: from the workspace). */
 	readonly scanDirs?: readonly string[];
 	readonly files?: readonly string[];
 	/** Pi's agent directory; defaults to Pi's own (`PI_CODING_AGENT_DIR` or `~/.pi/agent`). */
@@ -32,6 +37,9 @@ export interface WorkspaceHistoryOptions {
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
 export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryService {
+	// An empty path would be the current folder: a history made wherever the caller happens to run.
+	if (typeof options.workspace !== "string" || options.workspace.trim() === "")
+		throw new TypeError(`openWorkspaceHistory: workspace must name the workspace's folder, not ${JSON.stringify(options.workspace)}`);
 	const workspace = resolve(options.workspace);
 	const agentDir = options.agentDir ?? piAgentDir();
 	const scanNative = options.scanNativeDir ?? (options.sessionDirs ?? []).length === 0;
