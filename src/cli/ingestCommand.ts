@@ -33,7 +33,7 @@ export async function runIngestCommand(
 	const report = await (mode === "refresh"
 		? service.refresh({ checkArchives: true, ...(signal ? { signal } : {}) })
 		: service.rebuild(signal ? { signal } : {}));
-	printIngestReport(opts, report, io);
+	printIngestReport(opts, report, io, mode === "ingest" ? "rebuild" : "ingest");
 	if (report.stopped !== undefined) {
 		if (!opts.json)
 			io.stdout(
@@ -53,14 +53,15 @@ export async function runIngestCommand(
 	return false;
 }
 
-/** The report as JSON (`--json`) or as a table. */
+/** The report as JSON (`--json`) or as a table (`command`: which one ran, for its first line). */
 export function printIngestReport(
 	opts: IngestCommandOptions,
 	report: IngestReport,
 	io: { readonly stdout: (text: string) => void; readonly cwd: string; readonly columns?: number | undefined },
+	command: "ingest" | "rebuild" = "ingest",
 ): void {
 	if (opts.json) io.stdout(JSON.stringify({ totals: ingestTotals(report), ...report }, null, 2));
-	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd)), io.columns));
+	else io.stdout(formatIngestReport(report, historyDir(workspaceOf(opts, io.cwd)), io.columns, command));
 }
 
 /** The totals a person wants first: how much was found. */
@@ -86,7 +87,7 @@ export function ingestTotals(report: IngestReport) {
  * The report as a table. With `columns` (the terminal's width) every line fits in it: the session
  * ids stay whole, the other columns get shorter headings, then the least wanted go.
  */
-export function formatIngestReport(report: IngestReport, archiveDir: string, columns?: number): string {
+export function formatIngestReport(report: IngestReport, archiveDir: string, columns?: number, command: "ingest" | "rebuild" = "ingest"): string {
 	const totals = ingestTotals(report);
 	const levelsText = (levels: readonly number[]) => (levels.length === 0 ? "-" : levels.join("/"));
 	const rows = report.sessions.map((s) => [s.sessionId, s.qa, s.incomplete, s.branches, levelsText(s.plannedByLevel), s.rejectedLines]);
@@ -100,7 +101,9 @@ export function formatIngestReport(report: IngestReport, archiveDir: string, col
 	const layout = columns === undefined ? full : (layouts[fittingLayout(layouts, columns)] as Column[]);
 	const lines = [
 		fitted(
-			`Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
+			command === "rebuild"
+				? `Rebuilt: read ${totals.sessions} session(s) again into ${archiveDir} (${totals.written} archive(s) changed${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}) and made the search text again.`
+				: `Ingested ${totals.sessions} session(s) into ${archiveDir} (${totals.written} archive(s) written${totals.failed > 0 ? `, ${totals.failed} FAILED` : ""}${report.unchangedFiles > 0 ? `; ${report.unchangedFiles} file(s) unchanged since they were ingested, not read` : ""}).`,
 		),
 		"",
 		columnsTable(layout, columns),

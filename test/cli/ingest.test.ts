@@ -129,8 +129,9 @@ describe("pbot-history ingest", () => {
 		expect(await search("a")).toBeLessThan(before);
 		const { io, out, err } = capture(ws.workspace);
 		expect(await runCli(["rebuild", "--sessions", "pi-sessions"], io)).toBe(0);
-		// What it removed on purpose is not reported as missing.
+		// What it removed on purpose is not reported as missing; its report says what it did.
 		expect(`${out.join("")}${err.join("")}`).not.toContain("missing");
+		expect(out.join("")).toMatch(/^Rebuilt: read 17 session\(s\) again into .*\(0 archive\(s\) changed\) and made the search text again\.$/m);
 		expect(await search("a")).toBe(before);
 	});
 
@@ -191,7 +192,7 @@ describe("pbot-history ingest", () => {
 		await mkdir(archive);
 		const { io, out, err } = capture(ws.workspace);
 		expect(await runCli(["rebuild", "--sessions", "pi-sessions"], io)).toBe(1);
-		expect(out.join("")).toMatch(/archive\(s\) written, 1 FAILED/);
+		expect(out.join("")).toMatch(/archive\(s\) changed, 1 FAILED/);
 		expect(out.join("")).toContain(`${victim}.json is a folder`);
 		expect(err.join("")).toMatch(/1 archive write\(s\) failed/);
 	});
