@@ -36,6 +36,25 @@ describe("pbot-history ingest", () => {
 		expect(report.totals.incomplete).toBeGreaterThanOrEqual(4);
 	});
 
+	it("counts a session once when the same session file is in two folders it reads", async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		const alone = capture(ws.workspace);
+		expect(await runCli(["ingest", "--sessions", "pi-sessions", "--json"], alone.io)).toBe(0);
+		const once = JSON.parse(alone.out.join(""));
+		const twice = await fixtureWorkspace();
+		cleanups.push(twice.cleanup);
+		await mkdir(join(twice.workspace, "copies"));
+		for (const name of await readdir(twice.sessions)) await writeFile(join(twice.workspace, "copies", name), await readFile(join(twice.sessions, name)));
+		const both = capture(twice.workspace);
+		expect(await runCli(["ingest", "--sessions", "pi-sessions", "--sessions", "copies", "--json"], both.io)).toBe(0);
+		const report = JSON.parse(both.out.join(""));
+		// The same sessions, Q&A and plans; the rejected lines are those of every file read (each copy's).
+		expect({ ...report.totals, rejectedLines: 0 }).toEqual({ ...once.totals, rejectedLines: 0 });
+		expect(report.totals.rejectedLines).toBe(2 * once.totals.rejectedLines);
+		expect(new Set(report.sessions.map((s: { sessionId: string }) => s.sessionId)).size).toBe(report.sessions.length);
+	});
+
 	it("prints an aligned table for a person", async () => {
 		const ws = await fixtureWorkspace();
 		cleanups.push(ws.cleanup);

@@ -226,7 +226,8 @@ async function readFiles(
 		await ports.saveCheckpoints?.(fresh).catch((err: Error) => warnings.push(`checkpoints: ${err.message}`));
 	}
 	// A failed write is not "written": the report says so, and the CLI exits non-zero.
-	const sessions = failed.size === 0 ? reports : reports.map((r) => (failed.has(r.sessionId) ? { ...r, written: false, failed: true } : r));
+	const once = oneRowPerSession(reports);
+	const sessions = failed.size === 0 ? once : once.map((r) => (failed.has(r.sessionId) ? { ...r, written: false, failed: true } : r));
 	return { sessions, unchangedFiles: sourceCount - todo.length, warnings, ...(read < todo.length ? { stopped: todo.length - read } : {}) };
 }
 
@@ -305,6 +306,21 @@ export function sessionOfFile(source: SessionSource, events: readonly HistoryEve
 		return undefined;
 	}
 	return sessionId;
+}
+
+/**
+ * One row per session: a session read from more than one file (the same session file in two named
+ * folders, a copy beside the original) had a row per file, and the totals counted it twice. Its
+ * counts are the archive's as the last of its files left it (each file's events are applied to the
+ * archive the one before made); written when any was; its files' rejected lines added up.
+ */
+export function oneRowPerSession(reports: readonly SessionIngestReport[]): SessionIngestReport[] {
+	const rows = new Map<string, SessionIngestReport>();
+	for (const r of reports) {
+		const before = rows.get(r.sessionId);
+		rows.set(r.sessionId, before ? { ...r, written: before.written || r.written, rejectedLines: before.rejectedLines + r.rejectedLines } : r);
+	}
+	return [...rows.values()];
 }
 
 /** The counts an ingest reports for one session's archive. */
