@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
+import type { HistoryService } from "../../src/services/history/service/historyService.ts";
 import { archivePath, historyDir } from "../../src/storage/history-files/index.ts";
 import { jsonl, reply, user } from "../helpers/entries.ts";
 import { fixtureFile, fixtureSessionId, fixtureWorkspace, ingestedFixtureWorkspace } from "../query/helpers.ts";
@@ -101,6 +102,16 @@ describe("files pbot did not make, where it keeps its own", () => {
 	});
 });
 
+/** A search and a listing fail with `said`, and an ingest fails with it or reports it. */
+async function expectRefusedByEveryCommand(open: () => HistoryService, said: RegExp): Promise<void> {
+	await expect(open().search({ query: "the" })).rejects.toThrow(said);
+	await expect(open().sessions()).rejects.toThrow(said);
+	const report = await open()
+		.ingest()
+		.catch((err: Error) => ({ warnings: [err.message] }));
+	expect(report.warnings.join("\n")).toMatch(said);
+}
+
 describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 	for (const [what, linked] of [
 		[".pi/pbot", [".pi", "pbot"]],
@@ -118,12 +129,7 @@ describe("a .pi/pbot that is not a real folder inside the workspace", () => {
 			await symlink(join(elsewhere, "moved"), path);
 			const listing = () => execFileSync("find", [elsewhere, "-printf", "%p %s %T@\n"], { encoding: "utf8" });
 			const before = listing();
-			await expect(open().search({ query: "the" })).rejects.toThrow(/is a symbolic link|outside the workspace/);
-			await expect(open().sessions()).rejects.toThrow(/is a symbolic link|outside the workspace/);
-			const report = await open()
-				.ingest()
-				.catch((err: Error) => ({ warnings: [err.message] }));
-			expect(report.warnings.join("\n")).toMatch(/is a symbolic link|outside the workspace/);
+			await expectRefusedByEveryCommand(open, /is a symbolic link|outside the workspace/);
 			expect(listing()).toBe(before);
 		});
 	}
@@ -149,12 +155,7 @@ describe("a .pi that is a link leading outside, before any history is kept there
 				inside === undefined
 					? /\.pi is a symbolic link to nothing/
 					: /\.pi(\/pbot)? resolves to .*, outside the workspace: pbot neither reads nor writes there/;
-			await expect(open().search({ query: "the" })).rejects.toThrow(refused);
-			await expect(open().sessions()).rejects.toThrow(refused);
-			const report = await open()
-				.ingest()
-				.catch((err: Error) => ({ warnings: [err.message] }));
-			expect(report.warnings.join("\n")).toMatch(refused);
+			await expectRefusedByEveryCommand(open, refused);
 			expect(listing()).toBe(before);
 		});
 	}
@@ -168,12 +169,7 @@ describe("a workspace that does not exist", () => {
 		const missing = join(ws.workspace, "typo", "project");
 		const open = () => openWorkspaceHistory({ workspace: missing, sessionDirs: [ws.sessions], agentDir: ws.agentDir, migrate: false });
 		const named = /typo\/project is not an existing folder/;
-		await expect(open().search({ query: "the" })).rejects.toThrow(named);
-		await expect(open().sessions()).rejects.toThrow(named);
-		const report = await open()
-			.ingest()
-			.catch((err: Error) => ({ warnings: [err.message] }));
-		expect(report.warnings.join("\n")).toMatch(named);
+		await expectRefusedByEveryCommand(open, named);
 		expect(lstatSync(join(ws.workspace, "typo"), { throwIfNoEntry: false })).toBeUndefined();
 		// The same workspace once it exists: the history is made in it as usual.
 		execFileSync("mkdir", ["-p", missing]);
