@@ -182,12 +182,13 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 		);
 	if (count === 0) return wrapText(`${result.total} hit(s) for ${shownQuery(result.query)}; ${emptyPage(result)}`, columns);
 	const lines = [wrapText(`Hits for ${shownQuery(result.query)}: ${shown(result, count)} (times in UTC)`, columns)];
+	const sessionName = sessionNames(result.groups.flatMap((g) => g.hits));
 	for (const group of result.groups) {
 		lines.push("", `${groupName(group.level)}:`);
 		const { hits } = group;
 		const id: Column = { header: "id", cells: hits.map((h) => h.id) };
 		const time: Column = { header: "time", cells: hits.map((h) => formatTime(h.endedAt)) };
-		const session = (min: number): Column => ({ header: "session", cells: hits.map((h) => printable(oneLine(h.sessionTitle, TITLE_WIDTH))), free: { min } });
+		const session = (min: number): Column => ({ header: "session", cells: hits.map(sessionName), free: { min } });
 		const flags: Column = { header: "flags", cells: hits.map(hitFlags) };
 		// Narrower: the flags move to the start of the snippet's line; then the session's title goes.
 		const layouts = [[id, time, session(16), flags], [id, time, session(8)], [id, time], [id]];
@@ -208,6 +209,24 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 	const notes = pagingNotes(result);
 	if (notes.length > 0) lines.push("", ...notes);
 	return lines.join("\n");
+}
+
+/**
+ * The session column's text of each hit: its title, and where two sessions on the page share a
+ * title (a fork, a copy), the start of its id before it — the id's first 8 characters, as in
+ * `sessions` — so their hits are told apart.
+ */
+function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
+	const sessionsOf = new Map<string, Set<string>>();
+	for (const h of hits) {
+		const ids = sessionsOf.get(h.sessionTitle) ?? new Set<string>();
+		ids.add(h.sessionId);
+		sessionsOf.set(h.sessionTitle, ids);
+	}
+	return (h) => {
+		const shared = (sessionsOf.get(h.sessionTitle)?.size ?? 0) > 1;
+		return shared ? `${h.sessionId.slice(0, 8)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - 9))}` : printable(oneLine(h.sessionTitle, TITLE_WIDTH));
+	};
 }
 
 function refTable(refs: readonly NodeRef[], columns: number | undefined): string {
