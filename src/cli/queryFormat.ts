@@ -213,8 +213,8 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 
 /**
  * The session column's text of each hit: its title, and where two sessions on the page share a
- * title (a fork, a copy), the start of its id before it — the id's first 8 characters, as in
- * `sessions` — so their hits are told apart.
+ * title (a fork, a copy), the start of its id before it (8 characters, more when that is not
+ * enough) so their hits are told apart.
  */
 function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
 	const sessionsOf = new Map<string, Set<string>>();
@@ -223,9 +223,17 @@ function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
 		ids.add(h.sessionId);
 		sessionsOf.set(h.sessionTitle, ids);
 	}
+	// Ids begin with their time (UUIDv7): two made within a minute share 8 characters, then more are shown.
+	const prefixOf = new Map<string, number>();
+	for (const ids of sessionsOf.values()) {
+		if (ids.size < 2) continue;
+		let n = 8;
+		while (n < 36 && new Set([...ids].map((id) => id.slice(0, n))).size < ids.size) n++;
+		for (const id of ids) prefixOf.set(id, n);
+	}
 	return (h) => {
-		const shared = (sessionsOf.get(h.sessionTitle)?.size ?? 0) > 1;
-		return shared ? `${h.sessionId.slice(0, 8)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - 9))}` : printable(oneLine(h.sessionTitle, TITLE_WIDTH));
+		const n = prefixOf.get(h.sessionId);
+		return n === undefined ? printable(oneLine(h.sessionTitle, TITLE_WIDTH)) : `${h.sessionId.slice(0, n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - n - 1))}`;
 	};
 }
 
