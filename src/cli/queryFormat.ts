@@ -233,7 +233,9 @@ function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
 	}
 	return (h) => {
 		const n = prefixOf.get(h.sessionId);
-		return n === undefined ? printable(oneLine(h.sessionTitle, TITLE_WIDTH)) : `${h.sessionId.slice(0, n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - n - 1))}`;
+		return n === undefined
+			? printable(oneLine(h.sessionTitle, TITLE_WIDTH))
+			: `${h.sessionId.slice(0, n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - n - 1))}`;
 	};
 }
 

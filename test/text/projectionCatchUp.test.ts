@@ -79,6 +79,20 @@ describe("the text projection catches up", () => {
 		expect(again.takeWarnings()).toEqual([]);
 	});
 
+	it("cannot be stored (its folder a file: as a full disk or a read-only folder fails a write): every hit counted is shown, from what was made in memory, said once", async () => {
+		const { workspace, open } = await setup();
+		await rm(textDir(workspace), { recursive: true });
+		await writeFile(textDir(workspace), "not a folder");
+		const service = open();
+		await expectAnswersFromArchives(service, open);
+		const said = service.takeWarnings();
+		expect(said.filter((w) => w.includes("could not be stored"))).toEqual([
+			expect.stringMatching(/^search text of \d+ session\(s\) could not be stored \(.*is not a folder.*\): searched from what was made in memory/),
+		]);
+		// Another process the same.
+		await expectAnswersFromArchives(open(), open);
+	});
+
 	it("is rebuilt from the archives, with a warning, after it was deleted", async () => {
 		const { workspace, open } = await setup();
 		await rm(textDir(workspace), { recursive: true });

@@ -108,6 +108,14 @@ export class TextProjection {
 	private cachedRevisions = new Map<string, string>();
 	/** Every projection was removed on purpose (`remakeAll`): the next full catch-up makes them again without a warning. */
 	private remaking = false;
+	/**
+	 * Projections made that could not be stored (a full disk, a read-only or odd text folder): a
+	 * search shows their hits from here (it had counted them and shown none: "10 hits; none from
+	 * --offset 0"). This process only; the next makes them again.
+	 */
+	private readonly unstored = new Map<string, SessionText>();
+	/** Why projections could not be stored since last said, and for how many sessions (said once per catch-up, not once per session). */
+	private readonly storeFailures = new Map<string, number>();
 
 	constructor(private readonly options: TextProjectionOptions) {
 		this.stored = new StoredTexts(options.texts);
@@ -239,6 +247,8 @@ export class TextProjection {
 	async slice(head: SessionText, [start, end]: [number, number]): Promise<Buffer | undefined> {
 		if (head.bytes.length === head.end) return head.bytes.subarray(start, end); // whole in memory (an overlay)
 		if (this.heads.get(head.sessionId)?.revision !== head.revision) return undefined;
+		const kept = this.unstored.get(head.sessionId);
+		if (kept?.revision === head.revision) return kept.bytes.subarray(start, end);
 		const { texts } = this.options;
 		if (this.packedSlices.has(head.sessionId)) return this.stored.sliceFromPack(head, start, end);
 		if (!this.checkedFiles.has(head.sessionId)) {
@@ -268,6 +278,7 @@ export class TextProjection {
 		const writes: Promise<void>[] = [];
 		const text = await this.rebuild(head.sessionId, writes);
 		await Promise.all(writes);
+		this.sayStoreFailures();
 		if (text?.revision !== head.revision) return undefined;
 		this.options.warn(`search text rebuilt from the archives (1 ${why})`);
 		this.checkedFiles.add(head.sessionId);
@@ -289,6 +300,7 @@ export class TextProjection {
 				if (text) this.hold(text);
 			}
 			await Promise.all(writes);
+			this.sayStoreFailures();
 			this.options.warn(`search text rebuilt from the archives (${ids.length} damaged)`);
 		});
 	}
@@ -561,6 +573,13 @@ export class TextProjection {
 					visit(overlay.text, overlay.text);
 					continue;
 				}
+				// Made earlier in this process and not stored (its write failed): not made again each query.
+				const kept = this.unstored.get(id);
+				if (kept !== undefined && (revision === undefined || kept.revision === revision)) {
+					const held = this.heads.get(id)?.revision === kept.revision ? (this.heads.get(id) as SessionText) : this.hold(kept);
+					if (visited) visit(kept, held);
+					continue;
+				}
 				let head = this.heads.get(id);
 				const known = head !== undefined;
 				if (head !== undefined && revision !== undefined && head.revision !== revision) head = undefined;
@@ -626,6 +645,7 @@ export class TextProjection {
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
 		await Promise.all(writes);
+		this.sayStoreFailures();
 		if (only === undefined) this.remaking = false;
 		// Projection files without an archive: looked for (a listing of every file) when a session
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
@@ -682,11 +702,29 @@ export class TextProjection {
 			read.revision,
 		);
 		// Into the pack a catch-up that finds nothing makes, else a file of its own.
+		const text = SessionText.parse(bytes, id, "whole");
 		if (!this.packs.append(id, read.revision, bytes, replaces)) {
-			writes.push(this.options.texts.write(id, bytes).catch((err: Error) => this.options.warn(`search text of session ${id}: ${err.message}`)));
+			writes.push(
+				this.options.texts.write(id, bytes).then(
+					() => void this.unstored.delete(id),
+					(err: Error) => {
+						this.unstored.set(id, text);
+						this.storeFailures.set(err.message, (this.storeFailures.get(err.message) ?? 0) + 1);
+					},
+				),
+			);
 			if (writes.length >= MAX_PENDING_WRITES) await Promise.all(writes.splice(0));
 		}
-		return SessionText.parse(bytes, id, "whole");
+		return text;
+	}
+
+	/** Says why projections could not be stored (`unstored`), once per reason, with how many. */
+	private sayStoreFailures(): void {
+		for (const [why, sessions] of this.storeFailures)
+			this.options.warn(
+				`search text of ${sessions} session(s) could not be stored (${why}): searched from what was made in memory, made again by the next process`,
+			);
+		this.storeFailures.clear();
 	}
 
 	/**
