@@ -140,6 +140,9 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		};
 		made.on("add", look);
 		made.on("change", look);
+		// A link loop or a folder it cannot read is said; the watch goes on (without a listener,
+		// chokidar's error ended the process with a stack trace).
+		made.on("error", (err) => stderr(`warning: watching the session folders: ${(err as Error).message}`));
 		// (A watcher given no path is never "ready".)
 		if (folders.length > 0) await new Promise<void>((resolve) => made.once("ready", () => resolve()));
 		return made;

@@ -1,4 +1,5 @@
-import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { appendFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -110,6 +111,39 @@ describe("pbot-history watch", () => {
 		await waitFor(() => out.some((l) => l.includes("topic-0")), "the later session's Q&A");
 		controller.abort();
 		expect(await done).toBe(0);
+	});
+
+	it("as the built bin, with a FIFO named like a session and a link loop in the folder: says so, neither hangs nor ends, and follows the real sessions", {
+		timeout: 60_000,
+	}, async () => {
+		const ws = await fixtureWorkspace();
+		cleanups.push(ws.cleanup);
+		execFileSync("mkfifo", [join(ws.sessions, "2026-04-05T00-00-00-000Z_0190dddd-0000-7000-8000-00000000fifo.jsonl")]);
+		await symlink(join(ws.sessions, "loop"), join(ws.sessions, "loop"));
+		const child = spawn(process.execPath, ["bin/pbot-history.cjs", "watch", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", join(ws.root, "agent")], {
+			cwd: process.cwd(),
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		// A hang is a blocked process: killed by the test, not waited on for ever.
+		const killer = setTimeout(() => child.kill("SIGKILL"), 45_000);
+		cleanups.push(async () => {
+			clearTimeout(killer);
+			child.kill("SIGKILL");
+		});
+		let out = "";
+		let err = "";
+		child.stdout.on("data", (c: Buffer) => void (out += c.toString("utf8")));
+		child.stderr.on("data", (c: Buffer) => void (err += c.toString("utf8")));
+		const ended = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+		await waitFor(() => /^Watching \d+ session file\(s\)/m.test(out) || child.exitCode !== null, "the watch to start", 40_000);
+		expect(child.exitCode, err).toBeNull();
+		const text = (await readFile(fixturePath("steer-followup-abort"), "utf8")).replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000005"');
+		await writeFile(join(ws.sessions, "2026-04-06T00-00-00-000Z_0190dddd-0000-7000-8000-000000000005.jsonl"), text);
+		await waitFor(() => out.includes("Build the project") || child.exitCode !== null, "the new session's Q&A", 40_000);
+		expect(child.exitCode, err).toBeNull();
+		expect(err).toMatch(/fifo\.jsonl is not a regular file/);
+		child.kill("SIGINT");
+		expect([0, 130]).toContain(await ended);
 	});
 
 	it("prints history events as NDJSON with --json", async () => {

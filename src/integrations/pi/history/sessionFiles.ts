@@ -49,7 +49,7 @@ const REUSED_CHUNK = 1 << 20;
  * cannot hold the event loop or a thread-pool thread (no effect on regular files); the readers
  * then refuse anything but a regular file.
  */
-const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK;
+export const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK;
 /** Chunks read and handed on per turn of the event loop: a few milliseconds of parsing, then others run. */
 const CHUNKS_PER_TURN = 2;
 
