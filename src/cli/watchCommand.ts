@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "chokidar";
 import ndjson from "ndjson";
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -37,9 +37,12 @@ export interface WatchOptions {
 export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	const { service, stdout, stderr, signal } = options;
 	const columns = options.columns ?? (() => undefined);
-	const report = await service.ingest();
+	// What changed since the last ingest (the files unchanged since are not read: a watch over a
+	// 919-file history had read them all, 12.6 s before it watched).
+	const report = await service.refresh({ checkArchives: true });
 	for (const warning of report.warnings) stderr(`warning: ${warning}`);
-	if (!options.json) stdout(`Ingested ${report.sessions.length} session(s).`);
+	if (!options.json)
+		stdout(`Archives up to date: ${report.sessions.length} session(s) read, ${report.unchangedFiles} file(s) unchanged since they were ingested.`);
 
 	// The events as an NDJSON stream piped to stdout: each chunk is one whole line, its newline
 	// included (which `stdout` keeps as it is), written in order as the events arrive.
@@ -54,6 +57,15 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	);
 
 	const tails = new Map<string, Subscription>();
+	/**
+	 * The files followed, for a person (not `--json`): those seen changing or made since the watch
+	 * began. A file that does not change has nothing new to show, and following every file held each
+	 * one's parsed entries (1.7 GB over a 919-file history). `--json` follows every file: its output
+	 * starts with each file's events (the initial replay).
+	 */
+	const wanted = options.json ? undefined : new Set<string>();
+	/** Session files the last discovery found (what "Watching N session file(s)" counts). */
+	let found = 0;
 	// What is archived already is not news: following a file replays it first. (Known from the text
 	// projection: no archive is read.)
 	const shown = new Map<string, string>();
@@ -84,8 +96,9 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	};
 	const discoverAndFollow = async () => {
 		const { sources } = await fileDiscovery(options.discovery).discover();
+		found = sources.length;
 		for (const source of sources) {
-			if (tails.has(source.key) || signal.aborted) continue;
+			if (tails.has(source.key) || signal.aborted || (wanted !== undefined && !wanted.has(source.key))) continue;
 			const tail = tailSessionFile(source.key, {
 				...(source.fallbackSessionId ? { fallbackSessionId: source.fallbackSessionId } : {}),
 				onError: (err) => stderr(`warning: ${source.key}: ${err.message}`),
@@ -135,6 +148,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		const look = (path: string) => {
 			const file = resolve(path);
 			if (!file.endsWith(".jsonl") || tails.has(file)) return;
+			wanted?.add(file);
 			if (!unplaced.has(file)) unplaced.set(file, -1);
 			void follow();
 		};
@@ -151,7 +165,12 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	let swapping: Promise<void> | undefined;
 	const appeared = (): void => {
 		if (swapping || signal.aborted || ![...missing].some(isFolder)) return;
-		for (const folder of [...missing]) if (isFolder(folder)) missing.delete(folder);
+		for (const folder of [...missing])
+			if (isFolder(folder)) {
+				missing.delete(folder);
+				// Every file in a folder that was not there is new.
+				for (const name of safeList(folder)) if (name.endsWith(".jsonl")) wanted?.add(resolve(folder, name));
+			}
 		if (missing.size === 0) clearInterval(looking);
 		swapping = (async () => {
 			const before = watcher;
@@ -166,13 +185,16 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	};
 	const looking = setInterval(appeared, FOLDER_LOOK_MS);
 	if (missing.size === 0) clearInterval(looking);
-	// A file made before the watcher was ready would be missed: follow what is there now.
+	// A file changed before the watcher was ready would be missed: archived now (and `--json`
+	// follows what is there).
+	const caught = await service.refresh();
+	for (const warning of caught.warnings) stderr(`warning: ${warning}`);
 	await follow();
 	if (!options.json) {
 		const waiting = [...missing].map((folder) => `${folder} (not there yet: Pi makes it with the first session)`);
 		stdout(
 			wrapText(
-				`Watching ${tails.size} session file(s)${waiting.length ? `; waiting for ${waiting.join(", ")}` : ""}; new Q&A appear below. Ctrl+C stops.`,
+				`Watching ${found} session file(s)${waiting.length ? `; waiting for ${waiting.join(", ")}` : ""}; new Q&A appear below. Ctrl+C stops.`,
 				columns(),
 			),
 		);
@@ -193,6 +215,15 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 
 /** How often a session folder that is not there yet is looked for (`watchWorkspace`). */
 const FOLDER_LOOK_MS = 500;
+
+/** A folder's names; none when it cannot be listed (gone again, no permission). */
+function safeList(folder: string): string[] {
+	try {
+		return readdirSync(folder);
+	} catch {
+		return [];
+	}
+}
 
 function isFolder(path: string): boolean {
 	return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;

@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
-import { appendFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { nativeSessionDir } from "../../src/integrations/pi/history/discovery.ts";
+import { jsonl, reply, user } from "../helpers/entries.ts";
 import { fixturePath } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace } from "../helpers/workspace.ts";
@@ -55,6 +56,24 @@ describe("pbot-history watch", () => {
 		expect(out.filter((l) => l.startsWith("20")).every((l) => !l.includes("topic-0"))).toBe(true); // nothing old was replayed
 		await appendFile(file, `${lines.slice(6).join("\n")}`);
 		await waitFor(() => out.some((l) => l.includes("Sorry, too long") || l.includes("Short version")), "the last Q&A");
+		expect(await stop()).toBe(0);
+	});
+
+	it("shows a Q&A appended to a session that was there before it began (only files that change are followed)", async () => {
+		const { ws, out, stop } = await startWatch([]);
+		await waitFor(() => out.some((l) => /^Watching \d+ session file\(s\)/.test(l)), "the watch to start");
+		// The last entry of an ingested session, and a question and answer after it, as Pi appends them.
+		const name = (await readdir(ws.sessions)).find((n) => n.endsWith(".jsonl") && !n.includes("legacy")) as string;
+		const lines = (await readFile(join(ws.sessions, name), "utf8")).trim().split("\n");
+		const last = (JSON.parse(lines.at(-1) as string) as { id: string }).id;
+		await appendFile(
+			join(ws.sessions, name),
+			jsonl([user("a0000001", last, "Where do herons nest?"), reply("a0000002", "a0000001", "In tall trees near water.")]),
+		);
+		const line = await waitFor(() => out.find((l) => l.includes("Where do herons nest?")), "the appended Q&A");
+		expect(line).toContain("A: In tall trees near water.");
+		// Nothing archived before was shown again.
+		expect(out.filter((l) => l.startsWith("20"))).toHaveLength(1);
 		expect(await stop()).toBe(0);
 	});
 
