@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "chokidar";
 import ndjson from "ndjson";
 import { readdirSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { Subscription } from "rxjs";
@@ -164,14 +164,26 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	let watcher = await watchFolders(options.folders.filter((folder) => !missing.has(folder)));
 	let swapping: Promise<void> | undefined;
 	const appeared = (): void => {
-		if (swapping || signal.aborted || ![...missing].some(isFolder)) return;
+		if (swapping || signal.aborted) return;
+		// A folder removed (by a person, a sync tool; perhaps made again next): its files' tails go,
+		// and it is looked for as a folder not there yet (chokidar sees nothing made again under a
+		// path it lost, and says nothing of a watched folder that goes).
+		for (const folder of options.folders)
+			if (!missing.has(folder) && !isFolder(folder)) {
+				missing.add(folder);
+				for (const [file, tail] of tails)
+					if (dirname(file) === resolve(folder)) {
+						tail.unsubscribe();
+						tails.delete(file);
+					}
+			}
+		if (missing.size === 0 || ![...missing].some(isFolder)) return;
 		for (const folder of [...missing])
 			if (isFolder(folder)) {
 				missing.delete(folder);
 				// Every file in a folder that was not there is new.
 				for (const name of safeList(folder)) if (name.endsWith(".jsonl")) wanted?.add(resolve(folder, name));
 			}
-		if (missing.size === 0) clearInterval(looking);
 		swapping = (async () => {
 			const before = watcher;
 			watcher = await watchFolders(options.folders.filter((folder) => !missing.has(folder)));
@@ -183,8 +195,8 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 				swapping = undefined;
 			});
 	};
+	// Always on: a folder can go while the watch runs (a `stat` of each every half second).
 	const looking = setInterval(appeared, FOLDER_LOOK_MS);
-	if (missing.size === 0) clearInterval(looking);
 	// A file changed before the watcher was ready would be missed: archived now (and `--json`
 	// follows what is there).
 	const caught = await service.refresh();

@@ -77,6 +77,19 @@ describe("pbot-history watch", () => {
 		expect(await stop()).toBe(0);
 	});
 
+	it("follows a session folder removed and made again (a person or a sync tool): the sessions written in it then are shown", async () => {
+		const { ws, out, stop } = await startWatch([]);
+		await waitFor(() => out.some((l) => /^Watching \d+ session file\(s\)/.test(l)), "the watch to start");
+		await rm(ws.sessions, { recursive: true });
+		// Long enough for the watcher to see the folder go.
+		await new Promise((r) => setTimeout(r, 700));
+		await mkdir(ws.sessions);
+		const text = (await readFile(fixturePath("steer-followup-abort"), "utf8")).replace(/"id":"[^"]+"/, '"id":"0190dddd-0000-7000-8000-000000000006"');
+		await writeFile(join(ws.sessions, "2026-04-07T00-00-00-000Z_0190dddd-0000-7000-8000-000000000006.jsonl"), text);
+		await waitFor(() => out.some((l) => l.includes("Build the project")), "the session written in the folder made again");
+		expect(await stop()).toBe(0);
+	});
+
 	it("shows session text with its control characters made visible, never sent to the terminal", async () => {
 		const { ws, out, stop } = await startWatch([]);
 		await waitFor(() => out.some((l) => /^Watching \d+ session file\(s\)/.test(l)), "the watch to start");
