@@ -130,6 +130,11 @@ describe("an archive written by a newer pbot", () => {
 		await next.search({ query: "the" });
 		expect(next.takeWarnings()).toEqual([expect.stringMatching(/newer pbot/)]);
 		for (const id of GOOD) expect((await open().read({ id })).id).toBe(id);
+		// A node of it is not read, and the error says why it may be unknown.
+		const qaOfIt = Object.keys(archive.nodes as object)[0] as string;
+		await expect(open().read({ id: qaOfIt })).rejects.toThrow(
+			`id: unknown node "${qaOfIt}" (1 session(s) here were written by a newer pbot and are not read: update pbot-history to read them)`,
+		);
 		// A write for its session (its native file grew) leaves it as it is.
 		expect(sessionDir).toBeTruthy();
 		await open().ingest();

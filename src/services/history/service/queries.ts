@@ -23,6 +23,7 @@ import {
 	type SessionsParams,
 	unknownNode,
 } from "../query/index.ts";
+import { unknownId } from "../query/errors.ts";
 import type { ArchiveCache } from "./archiveCache.ts";
 import type { ArchiveStore } from "./ports.ts";
 
@@ -196,8 +197,21 @@ export class HistoryQueries {
 		await projection.catchUp();
 		const sessionId = await projection.sessionOfNode(id);
 		const found = sessionId !== undefined ? await this.archiveOf(sessionId) : undefined;
-		if (!found) throw unknownNode(id);
+		if (!found) throw this.unknownHere(id);
 		return readNode(found.view, params);
+	}
+
+	/**
+	 * The error for an id no session here has: saying so when archives written by a newer pbot are
+	 * here (their Q&A are not read, so the id may be one of theirs; "unknown node" alone misled).
+	 */
+	private unknownHere(id: string): Error {
+		const newer = [...this.ports.projection.sessions()].filter((t) => t.header.session.newerVersion !== undefined);
+		if (newer.length === 0) return unknownNode(id);
+		return unknownId(
+			"id",
+			`unknown node ${JSON.stringify(id)} (${newer.length} session(s) here were written by a newer pbot and are not read: update pbot-history to read them)`,
+		);
 	}
 
 	/**
