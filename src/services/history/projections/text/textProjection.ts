@@ -320,6 +320,7 @@ export class TextProjection {
 			this.checkedFiles.clear();
 			this.packedSlices.clear();
 			this.stored.releaseSlices();
+			this.unstored.clear();
 			this.remaking = true;
 		});
 	}
@@ -518,6 +519,7 @@ export class TextProjection {
 				this.heads.delete(id);
 				gone++;
 			}
+		for (const id of this.unstored.keys()) if (!live.has(id)) this.unstored.delete(id);
 		const parents = await this.forkParents(ids, revisions);
 		const rebuilt = { missing: 0, damaged: 0, made: 0 };
 		// A projection is missing where one was known (a head held, from the heads file or an earlier
