@@ -213,8 +213,9 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 
 /**
  * The session column's text of each hit: its title, and where two sessions on the page share a
- * title (a fork, a copy), the start of its id before it (8 characters, more when that is not
- * enough) so their hits are told apart.
+ * title (a fork, a copy), the end of its id before it (4 characters, more when that is not
+ * enough: `…38e5`) so their hits are told apart. The end, not the start: ids begin with their time
+ * (UUIDv7), and a copy made with its source shares most of its start.
  */
 function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
 	const sessionsOf = new Map<string, Set<string>>();
@@ -223,19 +224,16 @@ function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
 		ids.add(h.sessionId);
 		sessionsOf.set(h.sessionTitle, ids);
 	}
-	// Ids begin with their time (UUIDv7): two made within a minute share 8 characters, then more are shown.
-	const prefixOf = new Map<string, number>();
+	const suffixOf = new Map<string, number>();
 	for (const ids of sessionsOf.values()) {
 		if (ids.size < 2) continue;
-		let n = 8;
-		while (n < 36 && new Set([...ids].map((id) => id.slice(0, n))).size < ids.size) n++;
-		for (const id of ids) prefixOf.set(id, n);
+		let n = 4;
+		while (n < 36 && new Set([...ids].map((id) => id.slice(-n))).size < ids.size) n++;
+		for (const id of ids) suffixOf.set(id, n);
 	}
 	return (h) => {
-		const n = prefixOf.get(h.sessionId);
-		return n === undefined
-			? printable(oneLine(h.sessionTitle, TITLE_WIDTH))
-			: `${h.sessionId.slice(0, n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH - n - 1))}`;
+		const n = suffixOf.get(h.sessionId);
+		return n === undefined ? printable(oneLine(h.sessionTitle, TITLE_WIDTH)) : `…${h.sessionId.slice(-n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH))}`;
 	};
 }
 

@@ -37,7 +37,7 @@ describe("CLI sessions | search | read", () => {
 		where = ["--workspace", ws.workspace, "--sessions", ws.sessions, "--agent-dir", ws.agentDir];
 	});
 
-	it("tells apart hits of sessions that share a title (a fork and its source): the start of each one's id before the title", async () => {
+	it("tells apart hits of sessions that share a title (a fork and its source): the end of each one's id before the title", async () => {
 		const json = JSON.parse((await cli(["search", "the", "--limit", "50", "--json", ...where])).stdout) as SearchResult;
 		const hits = json.kind === "hits" ? json.groups.flatMap((g) => g.hits) : [];
 		const titles = new Map<string, Set<string>>();
@@ -45,10 +45,10 @@ describe("CLI sessions | search | read", () => {
 		const shared = hits.filter((h) => (titles.get(h.sessionTitle)?.size ?? 0) > 1);
 		expect(shared.length).toBeGreaterThan(1);
 		const text = (await cli(["search", "the", "--limit", "50", ...where])).stdout;
-		for (const h of shared) expect(text).toMatch(new RegExp(`^  ${h.id} .* ${h.sessionId.slice(0, 8)} `, "m"));
+		for (const h of shared) expect(text).toMatch(new RegExp(`^  ${h.id} .* …\\w*${h.sessionId.slice(-4)} `, "m"));
 		// A title no other session on the page has is shown alone.
 		const alone = hits.find((h) => (titles.get(h.sessionTitle)?.size ?? 0) === 1);
-		if (alone) expect(text).not.toMatch(new RegExp(`^  ${alone.id} .* ${alone.sessionId.slice(0, 8)} `, "m"));
+		if (alone) expect(text).not.toMatch(new RegExp(`^  ${alone.id} .* …\\w*${alone.sessionId.slice(-4)} `, "m"));
 	});
 
 	it("says on stderr, not in its --json output, that the search text was rebuilt from the archives", async () => {
