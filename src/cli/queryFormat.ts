@@ -10,6 +10,7 @@ import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } 
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { type Column, columnsTable, displayWidth, fittingLayout, printable, tailToWidth, truncateToWidth, wrapLine, wrapText } from "./format.ts";
 import { markedSnippet, shownQuery } from "../services/history/query/printable.ts";
+import { idEndsOfSharedTitles } from "../services/history/query/sessionLabels.ts";
 import type { LookedIn } from "./emptyHistory.ts";
 
 export { wrapText } from "./format.ts";
@@ -212,28 +213,14 @@ export function formatSearch(result: SearchResult, options: FormatOptions): stri
 }
 
 /**
- * The session column's text of each hit: its title, and where two sessions on the page share a
- * title (a fork, a copy), the end of its id before it (4 characters, more when that is not
- * enough: `…38e5`) so their hits are told apart. The end, not the start: ids begin with their time
- * (UUIDv7), and a copy made with its source shares most of its start.
+ * The session column's text of each hit: its title, after the end of its id where another session
+ * on the page has the same title (`idEndsOfSharedTitles`).
  */
 function sessionNames(hits: readonly SearchHit[]): (hit: SearchHit) => string {
-	const sessionsOf = new Map<string, Set<string>>();
-	for (const h of hits) {
-		const ids = sessionsOf.get(h.sessionTitle) ?? new Set<string>();
-		ids.add(h.sessionId);
-		sessionsOf.set(h.sessionTitle, ids);
-	}
-	const suffixOf = new Map<string, number>();
-	for (const ids of sessionsOf.values()) {
-		if (ids.size < 2) continue;
-		let n = 4;
-		while (n < 36 && new Set([...ids].map((id) => id.slice(-n))).size < ids.size) n++;
-		for (const id of ids) suffixOf.set(id, n);
-	}
+	const ends = idEndsOfSharedTitles(hits);
 	return (h) => {
-		const n = suffixOf.get(h.sessionId);
-		return n === undefined ? printable(oneLine(h.sessionTitle, TITLE_WIDTH)) : `…${h.sessionId.slice(-n)} ${printable(oneLine(h.sessionTitle, TITLE_WIDTH))}`;
+		const end = ends.get(h.sessionId);
+		return `${end === undefined ? "" : `${end} `}${printable(oneLine(h.sessionTitle, TITLE_WIDTH))}`;
 	};
 }
 

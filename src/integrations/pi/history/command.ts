@@ -6,6 +6,7 @@ import { hitsText, readText, sessionsText } from "./resultText.ts";
 import type { HistoryRuntime } from "./runtime.ts";
 import { HistoryViewer, refKind, span, type ViewerExit, type ViewerTheme } from "./viewer.ts";
 import { printable, shownQuery } from "../../../services/history/query/printable.ts";
+import { idEndsOfSharedTitles } from "../../../services/history/query/sessionLabels.ts";
 import { HistoryPicker, type PickerDetail, type PickerPage } from "./picker.ts";
 import type { MarkdownTheme, TUI } from "@mariozechner/pi-tui";
 import { summariesCommand } from "./summariesCommand.ts";
@@ -93,6 +94,8 @@ async function pickHit(
 	// Paging runs over the groups concatenated: a row's number is the page's offset plus its place in it.
 	const rowsOf = (page: SearchResult): PickerPage => {
 		const items: { value: string; label: string }[] = [];
+		// Sessions of one title on the page (a fork, a copy) told apart as the CLI does.
+		const ends = idEndsOfSharedTitles(page.groups.flatMap((g) => g.hits));
 		for (const group of page.groups) {
 			for (const hit of group.hits) {
 				// The node's own words first (hits of one session differ there), then where and when.
@@ -100,7 +103,7 @@ async function pickHit(
 				hits.set(hit.id, hit);
 				items.push({
 					value: hit.id,
-					label: `${String(page.offset + items.length + 1).padStart(digits)}. [${level}] ${printable(hit.preview)}  ·  ${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}`,
+					label: `${String(page.offset + items.length + 1).padStart(digits)}. [${level}] ${printable(hit.preview)}  ·  ${ends.has(hit.sessionId) ? `${ends.get(hit.sessionId)} ` : ""}${printable(hit.sessionTitle)}  ·  ${span(hit.startedAt, hit.endedAt)}`,
 				});
 			}
 		}
