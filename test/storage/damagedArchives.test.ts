@@ -121,7 +121,7 @@ describe("an archive written by a newer pbot", () => {
 		const service = open();
 		const listed = await service.sessions({ limit: 50 });
 		const entry = listed.sessions.find((s) => s.sessionId === BAD);
-		expect(entry?.title).toBe("From the future");
+		expect(entry?.title).toBe("From the future — written by a newer pbot: update pbot-history to read it");
 		expect(entry?.qa).toBe(0);
 		expect(listed.sessions.map((s) => s.sessionId).sort()).toEqual(answers.sessions.sessions.map((s) => s.sessionId).sort());
 		expect(service.takeWarnings().join("\n")).toMatch(new RegExp(`archive ${BAD} was written by a newer pbot \\(archive version 99\\)`));

@@ -64,7 +64,13 @@ export class HistoryQueries {
 
 	private listSessions(params: SessionsParams): SessionListResult {
 		const projection = this.ports.projection;
-		const facts = Array.from(projection.sessions(), (head): [string, SessionListFacts] => [head.sessionId, head.header.session]);
+		const facts = Array.from(projection.sessions(), (head): [string, SessionListFacts] => {
+			const session = head.header.session;
+			// Its Q&A are not read (0 here): the listing says why, not "(no questions yet)".
+			if (session.newerVersion === undefined) return [head.sessionId, session];
+			const title = session.named ? session.title : "(its questions are not read)";
+			return [head.sessionId, { ...session, title: `${title} — written by a newer pbot: update pbot-history to read it` }];
+		});
 		return listSessionFacts(facts, (id) => projection.get(id) !== undefined, params);
 	}
 
