@@ -97,7 +97,11 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 	} catch (err) {
 		if (err instanceof CommanderError) {
 			if (err.exitCode === 0) return 0; // --help, --version
-			return 2; // commander already printed its message
+			// (Commander printed its message; "too many arguments" is often an option left without
+			// its value, which took the next option as one: said.)
+			const took = valueTakenFromOption(program, argv);
+			if (took) io.stderr(`pbot-history: ${took.option} took ${JSON.stringify(took.value)} as its value: give ${took.option} a value of its own`);
+			return 2;
 		}
 		if (err instanceof Interrupted) return 130;
 		// (`summarize` is loaded on demand: its error is known by name.)
@@ -114,6 +118,21 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Pr
 		io.stderr(`pbot-history: ${(err as Error).message}`);
 		return 1;
 	}
+}
+
+/**
+ * The first option of the command `argv` names that requires a value and was given another option
+ * as one (`--limit --sessions DIR`), or `undefined`.
+ */
+function valueTakenFromOption(program: Command, argv: readonly string[]): { option: string; value: string } | undefined {
+	const command = program.commands.find((c) => c.name() === argv[0]);
+	if (!command) return undefined;
+	const needsValue = new Set(command.options.filter((o) => o.required).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)));
+	for (let i = 1; i + 1 < argv.length; i++) {
+		const [option, value] = [argv[i] as string, argv[i + 1] as string];
+		if (needsValue.has(option) && /^--?[a-zA-Z]/.test(value)) return { option, value };
+	}
+	return undefined;
 }
 
 function buildProgram(io: CliIo): Command {

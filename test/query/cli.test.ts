@@ -273,6 +273,17 @@ describe("CLI options given an empty value", () => {
 		// An empty query is not an option: it lists the sessions, as documented.
 		expect((await cli(["search", "", ...where])).code).toBe(0);
 	});
+
+	it("an option left without its value, which took the next option as one: said, beside commander's 'too many arguments'", async () => {
+		const ws = await fixtureWorkspace(["many-qa-72"]);
+		const run = await cli(["sessions", "--limit", "--sessions", ws.sessions, "--workspace", ws.workspace, "--agent-dir", ws.agentDir]);
+		expect(run.code).toBe(2);
+		expect(run.stderr).toContain('pbot-history: --limit took "--sessions" as its value: give --limit a value of its own');
+		// A value that only looks like an option is not blamed when the command is otherwise right.
+		const fine = await cli(["search", "topic", "--workspace", ws.workspace, "--sessions", ws.sessions, "--agent-dir", ws.agentDir, "--limit", "1", "extra"]);
+		expect(fine.code).toBe(2);
+		expect(fine.stderr).not.toContain("as its value");
+	});
 });
 
 describe("CLI --sessions", () => {
