@@ -51,6 +51,28 @@ async function agentDirWithFaux(root: string): Promise<string> {
 }
 
 /** Every entry under a folder (recursively) with its kind and mode: what a run made or changed there shows. */
+/** `pbot-history summarize` over a fixture workspace, with this agent dir and the rest of the flags. */
+function summarizeArgs(ws: { workspace: string; sessions: string }, agentDir: string, ...rest: string[]): string[] {
+	return ["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, ...rest];
+}
+
+/** `summarize` with a new, empty agent dir and `model`: exit 2 saying `said`, the dir left empty. */
+async function expectRefusedInEmptyAgentDir(
+	ws: { root: string; workspace: string; sessions: string },
+	name: string,
+	model: string,
+	said: string,
+): Promise<void> {
+	const dir = join(ws.root, name);
+	await mkdir(dir);
+	const err: string[] = [];
+	expect(await runCli(summarizeArgs(ws, dir, "--model", model), { stdout: () => undefined, stderr: (t: string) => void err.push(t), cwd: ws.workspace })).toBe(
+		2,
+	);
+	expect(err.join("\n")).toContain(said);
+	expect(await listing(dir)).toEqual([]);
+}
+
 async function listing(dir: string): Promise<string[]> {
 	const out: string[] = [];
 	for (const name of (await readdir(dir, { recursive: true })).sort()) {
@@ -113,7 +135,7 @@ describe("pbot-history summarize", () => {
 		faux.setResponses(Array.from({ length: 100 }, (_, i) => () => fauxAssistantMessage(`summary ${i + 1}`)));
 		const out: string[] = [];
 		const err: string[] = [];
-		const code = await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1", "--json"], {
+		const code = await runCli(summarizeArgs(ws, agentDir, "--model", "faux/faux-1", "--json"), {
 			stdout: (t) => void out.push(t),
 			stderr: (t) => void err.push(t),
 			cwd: ws.workspace,
@@ -157,7 +179,7 @@ describe("pbot-history summarize", () => {
 		const err: string[] = [];
 		const out: string[] = [];
 		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io)).toBe(2);
+		expect(await runCli(summarizeArgs(ws, agentDir, "--model", "anthropic/faux-nokey"), io)).toBe(2);
 		const said = err.join("\n");
 		expect(said).toContain('no API key for provider "anthropic" (model anthropic/faux-nokey)');
 		expect(said).toContain("/login");
@@ -169,17 +191,12 @@ describe("pbot-history summarize", () => {
 		expect(existsSync(historyDir(ws.workspace))).toBe(false);
 
 		// The tester's case: a built-in model and an agent dir with nothing in it.
-		const emptyAgent = join(ws.root, "emptyagent");
-		await mkdir(emptyAgent);
-		err.length = 0;
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", emptyAgent, "--model", "anthropic/claude-sonnet-4-5"], io)).toBe(2);
-		expect(err.join("\n")).toContain('no API key for provider "anthropic"');
-		expect(await listing(emptyAgent)).toEqual([]);
+		await expectRefusedInEmptyAgentDir(ws, "emptyagent", "anthropic/claude-sonnet-4-5", 'no API key for provider "anthropic"');
 
 		// With a key kept in auth.json (read, not locked nor rewritten), the same command makes the summaries.
 		await writeFile(join(agentDir, "auth.json"), JSON.stringify({ anthropic: { type: "api_key", key: "stored-key" } }));
 		const withKey = await listing(agentDir);
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io)).toBe(0);
+		expect(await runCli(summarizeArgs(ws, agentDir, "--model", "anthropic/faux-nokey"), io)).toBe(0);
 		expect(faux.state.callCount).toBeGreaterThan(0);
 		expect(new Set(faux.keys)).toEqual(new Set(["stored-key"]));
 		expect(await listing(agentDir)).toEqual(withKey);
@@ -199,7 +216,7 @@ describe("pbot-history summarize", () => {
 		await writeFile(join(agentDir, "auth.json"), JSON.stringify({ anthropic: { type: "oauth", access: "expired-token", refresh: "refresh-1", expires: 0 } }));
 		const keysBefore = faux.keys.length;
 		const io2 = { ...io, cwd: ws2.workspace };
-		expect(await runCli(["summarize", "-w", ws2.workspace, "-s", ws2.sessions, "--agent-dir", agentDir, "--model", "anthropic/faux-nokey"], io2)).toBe(0);
+		expect(await runCli(summarizeArgs(ws2, agentDir, "--model", "anthropic/faux-nokey"), io2)).toBe(0);
 		expect(new Set(faux.keys.slice(keysBefore))).toEqual(new Set(["renewed-token"]));
 		expect(JSON.parse(await readFile(join(agentDir, "auth.json"), "utf8"))).toMatchObject({ anthropic: { access: "renewed-token", refresh: "refresh-2" } });
 		expect((await listing(agentDir)).map((l) => l.split(" ")[0])).toEqual(["auth.json", "models.json"]);
@@ -213,20 +230,15 @@ describe("pbot-history summarize", () => {
 		const missing = join(ws.root, "no-such-agent");
 		for (const model of [["--model", "faux/faux-1"], ["--model", "badformat"], []]) {
 			err.length = 0;
-			expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", missing, ...model], io)).toBe(2);
+			expect(await runCli(summarizeArgs(ws, missing, ...model), io)).toBe(2);
 			expect(err.join("")).toMatch(/--agent-dir: .*no-such-agent does not exist|--model: expected provider\/id, got "badformat"/);
 			expect(existsSync(missing)).toBe(false);
 		}
-		const empty = join(ws.root, "agent-empty");
-		await mkdir(empty);
-		err.length = 0;
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", empty, "--model", "badformat"], io)).toBe(2);
-		expect(err.join("")).toContain('--model: expected provider/id, got "badformat"');
-		expect(await listing(empty)).toEqual([]);
+		await expectRefusedInEmptyAgentDir(ws, "agent-empty", "badformat", '--model: expected provider/id, got "badformat"');
 		const file = join(ws.root, "a-file");
 		await writeFile(file, "");
 		err.length = 0;
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", file, "--model", "faux/faux-1"], io)).toBe(2);
+		expect(await runCli(summarizeArgs(ws, file, "--model", "faux/faux-1"), io)).toBe(2);
 		expect(err.join("")).toContain("a-file is not a folder");
 	});
 
@@ -238,7 +250,7 @@ describe("pbot-history summarize", () => {
 		const out: string[] = [];
 		const err: string[] = [];
 		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
-		const args = ["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"];
+		const args = summarizeArgs(ws, agentDir, "--model", "faux/faux-1");
 		expect(await runCli([...args, "--json"], io)).toBe(1);
 		const report = JSON.parse(out.join(""));
 		const calls = faux.state.callCount;
@@ -289,7 +301,7 @@ describe("pbot-history summarize", () => {
 		const out: string[] = [];
 		const err: string[] = [];
 		const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t), cwd: ws.workspace };
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1", "--json"], io)).toBe(0);
+		expect(await runCli(summarizeArgs(ws, agentDir, "--model", "faux/faux-1", "--json"), io)).toBe(0);
 		const report = JSON.parse(out.join(""));
 		expect(report.made).toBeGreaterThan(0);
 		expect(report).toMatchObject({ failed: 2, failedSummaries: 1, errors: [{ message: "529 overloaded", count: 2 }] });
@@ -344,7 +356,7 @@ describe("pbot-history summarize", () => {
 		faux.setResponses(Array.from({ length: 100 }, (_, i) => () => fauxAssistantMessage(`summary ${i + 1}`)));
 		const out: string[] = [];
 		const io = { stdout: (t: string) => void out.push(t), stderr: () => undefined, cwd: ws.workspace };
-		expect(await runCli(["summarize", "-w", ws.workspace, "-s", ws.sessions, "--agent-dir", agentDir, "--model", "faux/faux-1"], io)).toBe(0);
+		expect(await runCli(summarizeArgs(ws, agentDir, "--model", "faux/faux-1"), io)).toBe(0);
 		const left = dueIn(busiest);
 		expect(out.join("")).toMatch(
 			new RegExp(`, ${left} still due \\(\\d+ model call\\(s\\)\\)\\. ${left} of them are in sessions another pbot process is summarizing now: left to it\\.$`),
