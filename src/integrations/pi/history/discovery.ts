@@ -132,11 +132,14 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				if (!chosen.has(path)) chosen.set(path, sourceOf(path));
 			};
 			// A folder that cannot be listed (no permission, a link loop) is named and left out; the others are served.
-			const listing = async (dir: string): Promise<string[]> => {
+			const listing = async (dir: string, named = false): Promise<string[]> => {
 				try {
-					return await listSessionFiles(dir);
+					return await listSessionFiles(dir, named);
 				} catch (err) {
-					warnings.push(`session folder ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): its sessions are left out`);
+					const code = (err as NodeJS.ErrnoException).code;
+					if (code === "ENOENT" || code === "ENOTDIR")
+						warnings.push(`session folder ${dir} ${code === "ENOENT" ? "does not exist" : "is not a folder"}: no session read from it`);
+					else warnings.push(`session folder ${dir} cannot be read (${code ?? (err as Error).message}): its sessions are left out`);
 					return [];
 				}
 			};
@@ -159,26 +162,15 @@ export function fileDiscovery(options: DiscoveryOptions): SessionDiscovery {
 				const path = resolve(workspace, file);
 				if (await pathExists(path)) take(path);
 			}
-			for (const dir of named) {
-				// A folder the caller named that is not there, or no folder, is said (the CLI refuses
-				// one before it starts; a library caller, or a folder removed since, would get an
-				// empty history without a word). A scanned folder that is not there is normal: Pi
-				// makes it with the workspace's first session.
-				let there: Stats | undefined | null;
-				try {
-					there = statSync(dir, { throwIfNoEntry: false });
-				} catch {
-					there = null; // a link loop, no permission: the listing says which
-				}
-				if (there !== null && !there?.isDirectory()) {
-					warnings.push(`session folder ${dir} ${there ? "is not a folder" : "does not exist"}: no session read from it`);
-					continue;
-				}
-				for (const file of await listing(dir)) {
+			// A folder the caller named that is not there, or no folder, is said (the CLI refuses one
+			// before it starts; a library caller, or a folder removed since, would get an empty history
+			// without a word). A scanned folder that is not there is normal: Pi makes it with the
+			// workspace's first session.
+			for (const dir of named)
+				for (const file of await listing(dir, true)) {
 					listed.add(file);
 					take(file);
 				}
-			}
 
 			const facts = new Map<string, SessionHeadFacts>();
 			const stats = new Map<string, Stats>();

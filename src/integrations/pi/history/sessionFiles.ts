@@ -243,15 +243,18 @@ export function readSessionHead(path: string): SessionHead | undefined {
 	);
 }
 
-/** `*.jsonl` files directly in a folder (Pi does not nest them), sorted by name; none if it is missing. */
-export async function listSessionFiles(dir: string): Promise<string[]> {
+/**
+ * `*.jsonl` files directly in a folder (Pi does not nest them), sorted by name; none if it is
+ * missing or no folder (`named`: then that is an error too, for the caller to say).
+ */
+export async function listSessionFiles(dir: string, named = false): Promise<string[]> {
 	let names: string[];
 	try {
 		// Synchronous: a listing is a few system calls, and a thread-pool round trip cost Pi's first search more.
 		names = readdirSync(dir);
 	} catch (err) {
 		const code = (err as NodeJS.ErrnoException).code;
-		if (code === "ENOENT" || code === "ENOTDIR") return [];
+		if (!named && (code === "ENOENT" || code === "ENOTDIR")) return [];
 		throw err;
 	}
 	// The folder normalised once, not with each of thousands of names (a refresh lists it every time).
