@@ -163,7 +163,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 	};
 	let watcher = await watchFolders(options.folders.filter((folder) => !missing.has(folder)));
 	let swapping: Promise<void> | undefined;
-	const appeared = (): void => {
+	const lookAtFolders = (): void => {
 		if (swapping || signal.aborted) return;
 		// A folder removed (by a person, a sync tool; perhaps made again next): its files' tails go,
 		// and it is looked for as a folder not there yet (chokidar sees nothing made again under a
@@ -196,7 +196,7 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 			});
 	};
 	// Always on: a folder can go while the watch runs (a `stat` of each every half second).
-	const looking = setInterval(appeared, FOLDER_LOOK_MS);
+	const looking = setInterval(lookAtFolders, FOLDER_LOOK_MS);
 	// A file changed before the watcher was ready would be missed: archived now (and `--json`
 	// follows what is there).
 	const caught = await service.refresh();
