@@ -134,6 +134,9 @@ export class ScanCollector {
 	 * `head`, the session as held after the scan.
 	 */
 	add(text: SessionText, head: SessionText = text): void {
+		// (Nothing below `docsOf` changes what a rollback restores: most sessions end there.)
+		const docs = this.docsOf(text);
+		if (docs === undefined) return;
 		// Taken back if a damaged row or meta is found part-way (`SessionTextError`): the projection
 		// then makes the session again from its archive and visits it once more. (With `keep`, `best`
 		// holds at most a page; without, hits are only pushed.)
@@ -144,7 +147,7 @@ export class ScanCollector {
 			leftOut: this.leftOut,
 		};
 		try {
-			this.addSession(text, head);
+			this.addSession(text, head, docs);
 		} catch (err) {
 			if (typeof before.best === "number") this.best.length = before.best;
 			else this.best = before.best;
@@ -155,13 +158,17 @@ export class ScanCollector {
 		}
 	}
 
-	private addSession(text: SessionText, head: SessionText): void {
-		const parent = text.header.session.parentSessionId;
-		if (!this.note(text.sessionId, parent)) return;
-		const { window } = this.filter;
+	/** The session noted (for the fork chains), and the documents of it that match; `undefined` when none does or it is filtered out. */
+	private docsOf(text: SessionText): readonly number[] | undefined {
+		if (!this.note(text.sessionId, text.header.session.parentSessionId)) return undefined;
 		const matched = this.needle ? text.matching(this.needle) : undefined;
 		const docs = this.surrogates ? text.withSurrogates(matched) : (matched ?? []);
-		if (docs.length === 0) return;
+		return docs.length === 0 ? undefined : docs;
+	}
+
+	private addSession(text: SessionText, head: SessionText, docs: readonly number[]): void {
+		const parent = text.header.session.parentSessionId;
+		const { window } = this.filter;
 		const inProgress = this.filter.inProgressOf === text.sessionId ? latestOpenQa(text) : -1;
 		const forked = parent !== undefined;
 		let matchedQa: Set<number> | undefined;
