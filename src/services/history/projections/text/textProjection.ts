@@ -577,7 +577,8 @@ export class TextProjection {
 				}
 				// Made earlier in this process and not stored (its write failed): not made again each query.
 				const kept = this.unstored.get(id);
-				if (kept !== undefined && (revision === undefined || kept.revision === revision)) {
+				// (Not one made without the copy keys a fork since asks for: made again, as a stored one is.)
+				if (kept !== undefined && (revision === undefined || kept.revision === revision) && (kept.hasCopyKeys || !parents.has(id))) {
 					const held = this.heads.get(id)?.revision === kept.revision ? (this.heads.get(id) as SessionText) : this.hold(kept);
 					if (visited) visit(kept, held);
 					continue;
