@@ -279,12 +279,12 @@ export function wrapLine(line: string, width: number, continuation?: string): st
 	return lines;
 }
 
-/** Every line of `text` wrapped at `width` (`wrapLine`); as it is without a width. */
-export function wrapText(text: string, width: number | undefined): string {
+/** Every line of `text` wrapped at `width` (`wrapLine`, with its `continuation`); as it is without a width. */
+export function wrapText(text: string, width: number | undefined, continuation?: string): string {
 	if (width === undefined) return text;
 	return text
 		.split("\n")
-		.flatMap((line) => wrapLine(line, width))
+		.flatMap((line) => wrapLine(line, width, continuation))
 		.join("\n");
 }
 

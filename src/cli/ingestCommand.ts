@@ -1,7 +1,7 @@
 import type { IngestReport } from "../services/history/service/historyService.ts";
 import { historyDir } from "../storage/history-files/index.ts";
 import { emptyHistoryNote } from "./emptyHistory.ts";
-import { type Column, columnsTable, fittingLayout, wrapLine, wrapText } from "./format.ts";
+import { type Column, columnsTable, fittingLayout, wrapText } from "./format.ts";
 import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 import { openFromOptions } from "./workspaceService.ts";
 
@@ -97,7 +97,7 @@ export function formatIngestReport(report: IngestReport, archiveDir: string, col
 	const short = ["session", "Q&A", "open", "br", "planned", "rejected"].map(column);
 	const [session, qa, open, br] = short as [Column, Column, Column, Column];
 	const layouts = [full, short, [session, qa, open, br], [session, qa], [session]];
-	const fitted = (line: string, continuation?: string) => (columns === undefined ? line : wrapLine(line, columns, continuation).join("\n"));
+	const fitted = (line: string, continuation?: string) => wrapText(line, columns, continuation);
 	const layout = columns === undefined ? full : (layouts[fittingLayout(layouts, columns)] as Column[]);
 	const lines = [
 		fitted(

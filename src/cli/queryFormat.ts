@@ -266,7 +266,7 @@ export function formatRead(result: ReadResult, options: LayoutOptions = {}): str
 		result.source.entryIds.length > 0
 			? `session ${result.source.sessionId}, entries ${result.source.entryIds.join(", ")}`
 			: `session ${result.source.sessionId}`;
-	const fitted = (line: string, continuation?: string) => (columns === undefined ? line : wrapLine(line, columns, continuation).join("\n"));
+	const fitted = (line: string, continuation?: string) => wrapText(line, columns, continuation);
 	const rule = "─".repeat(Math.min(40, columns ?? 40));
 	const lines = [
 		fitted(`${result.id} · ${kind} · ${formatRange(result.startedAt, result.endedAt)} UTC${flags.length > 0 ? ` · ${flags.join(", ")}` : ""}`),
