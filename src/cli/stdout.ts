@@ -7,21 +7,24 @@
  */
 import { fstatSync, writeSync } from "node:fs";
 
-/** Whether fd 1 is a character device; `undefined` until asked. */
-let characterDevice: boolean | undefined;
+/** Whether fd 1 and fd 2 are character devices; not there until asked. */
+const characterDevices = new Map<1 | 2, boolean>();
 /** Once anything went through `process.stdout`, everything does: its writes may still be queued. */
 let viaStream = false;
 
-function isCharacterDevice(): boolean {
-	if (characterDevice === undefined) {
+function isCharacterDevice(fd: 1 | 2 = 1): boolean {
+	let known = characterDevices.get(fd);
+	if (known === undefined) {
 		try {
-			characterDevice = fstatSync(1).isCharacterDevice();
+			known = fstatSync(fd).isCharacterDevice();
 		} catch {
-			// No fd 1 to look at (closed): `process.stdout` says what becomes of the output.
-			characterDevice = true;
+			// No such fd to look at (closed): for stdout, `process.stdout` says what becomes of the
+			// output; stderr then gets no progress.
+			known = fd === 1;
 		}
+		characterDevices.set(fd, known);
 	}
-	return characterDevice;
+	return known;
 }
 
 /** Whether standard output is a terminal (highlighting is then on, unless NO_COLOR says otherwise). */
@@ -85,12 +88,7 @@ function guardClosedPipe(): void {
  * Asked of fd 2 first: a pipe's or a file's stream (the agent's, a script's) is never made.
  */
 export function stderrIsTerminal(): boolean {
-	try {
-		if (!fstatSync(2).isCharacterDevice()) return false;
-	} catch {
-		return false;
-	}
-	return process.stderr.isTTY === true;
+	return isCharacterDevice(2) && process.stderr.isTTY === true;
 }
 
 /** A line of progress on standard error, written over the last (`undefined`: cleared). */

@@ -134,7 +134,6 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		}
 		if (grown && !signal.aborted) void follow();
 	};
-	const placing = setInterval(lookAtUnplaced, FOLDER_LOOK_MS);
 	// A folder that is not there yet (Pi makes a workspace's folder with its first session) is not
 	// watched: chokidar sees nothing made under a path missing when it was added. It is looked for
 	// until it appears; then a new watcher takes every folder there is, and once it is ready (its
@@ -195,8 +194,12 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 				swapping = undefined;
 			});
 	};
-	// Always on: a folder can go while the watch runs (a `stat` of each every half second).
-	const looking = setInterval(lookAtFolders, FOLDER_LOOK_MS);
+	// One timer for both looks. Always on: a folder can go while the watch runs (a `stat` of each
+	// every half second).
+	const looking = setInterval(() => {
+		lookAtUnplaced();
+		lookAtFolders();
+	}, FOLDER_LOOK_MS);
 	// A file changed before the watcher was ready would be missed: archived now (and `--json`
 	// follows what is there).
 	const caught = await service.refresh();
@@ -216,7 +219,6 @@ export async function watchWorkspace(options: WatchOptions): Promise<void> {
 		else signal.addEventListener("abort", () => resolve(), { once: true });
 	});
 	clearInterval(looking);
-	clearInterval(placing);
 	await swapping;
 	await watcher.close();
 	for (const tail of tails.values()) tail.unsubscribe();
