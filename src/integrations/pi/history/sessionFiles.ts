@@ -49,7 +49,26 @@ const REUSED_CHUNK = 1 << 20;
  * cannot hold the event loop or a thread-pool thread (no effect on regular files); the readers
  * then refuse anything but a regular file.
  */
-export const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK;
+const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/**
+ * A session file opened for reading (`READ_NONBLOCKING`) with its `fstat`; `undefined`, closed
+ * again, when what is there is no regular file (a FIFO, a folder). What every reader of a session
+ * file opens it with: the ingest's chunks, the header reads, the live tail.
+ */
+export function openSessionFile(path: string): { readonly fd: number; readonly stat: Stats } | undefined {
+	const fd = openSync(path, READ_NONBLOCKING);
+	let stat: Stats;
+	try {
+		stat = fstatSync(fd);
+	} catch (err) {
+		closeSync(fd);
+		throw err;
+	}
+	if (stat.isFile()) return { fd, stat };
+	closeSync(fd);
+	return undefined;
+}
 /** Chunks read and handed on per turn of the event loop: a few milliseconds of parsing, then others run. */
 const CHUNKS_PER_TURN = 2;
 
@@ -90,9 +109,10 @@ export function readFileChunksReusing(path: string, onOpened?: (info: { size: nu
 			pending = undefined;
 			try {
 				if (fd === undefined) {
-					fd = openSync(path, READ_NONBLOCKING);
-					const s = fstatSync(fd);
-					if (!s.isFile()) throw new Error(`${basename(path)} is not a regular file`);
+					const opened = openSessionFile(path);
+					if (!opened) throw new Error(`${basename(path)} is not a regular file`);
+					fd = opened.fd;
+					const s = opened.stat;
 					// (Where the byte search module can scan it: the ingest's JSON strings, `scanMessageLine.ts`.)
 					buffer = spare.pop() ?? searchableBuffer(REUSED_CHUNK) ?? Buffer.allocUnsafe(REUSED_CHUNK);
 					// Size and time before the first byte is read: a file that grows meanwhile shows as changed.
@@ -188,9 +208,10 @@ function readFirstBytes<T>(
 ): T | undefined {
 	let fd: number | undefined;
 	try {
-		fd = openSync(path, READ_NONBLOCKING);
-		const info = fstatSync(fd);
-		if (!info.isFile()) return undefined;
+		const opened = openSessionFile(path);
+		if (!opened) return undefined;
+		fd = opened.fd;
+		const info = opened.stat;
 		const wanted = Math.min(length, info.size, firstBytes.length);
 		let got = 0;
 		while (got < wanted) {

@@ -1,10 +1,10 @@
-import { closeSync, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { closeSync, readSync, type Stats, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { Observable, Subject, type Subscription } from "rxjs";
 import type { HistoryEvent } from "../../../services/history/model/events.ts";
 import { sessionPipeline } from "../../../services/history/ingest/sessionPipeline.ts";
-import { READ_NONBLOCKING } from "./sessionFiles.ts";
+import { openSessionFile } from "./sessionFiles.ts";
 import { TimeSlice } from "../../../services/history/service/timeSlice.ts";
 
 /** Longer than chokidar's 50 ms throttle of 'change' events. */
@@ -94,15 +94,14 @@ export function tailSessionFile(path: string, options: TailOptions = {}): Observ
 			try {
 				const info = statSync(path, { bigint: true, throwIfNoEntry: false });
 				if (!info || closed) return undefined;
-				// A FIFO named like a session (a cloned repository can carry one) would hold an open
-				// until a writer came, and the whole process with it: not followed. (Opened without
-				// blocking too, in case one takes the file's place meanwhile; then the `fstat` says so.)
-				if (!info.isFile()) throw new Error(`${path} is not a regular file: not followed`);
-				fd = openSync(path, READ_NONBLOCKING);
+				// A FIFO named like a session (a cloned repository can carry one) would hold a blocking
+				// open until a writer came, and the whole process with it: not followed.
+				const opened = openSessionFile(path);
+				if (!opened) throw new Error(`${path} is not a regular file: not followed`);
+				fd = opened.fd;
 				// The size read up to, and the fingerprint of what was read (the refresh's format), from
 				// one plain stat of the open file (the inode stays exact from the first, as a bigint).
-				const now = fstatSync(fd);
-				if (!now.isFile()) throw new Error(`${path} is not a regular file: not followed`);
+				const now = opened.stat;
 				const size = now.size;
 				const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
 				readSync(fd, head, 0, head.length, 0);
