@@ -9,7 +9,7 @@
 import { CHILDREN_PAGE_SIZE, formatRange, formatTime, lastPageOffset, oneLine } from "../services/history/query/index.ts";
 import type { NodeRef, ReadResult, SearchHit, SearchResult, SessionListResult } from "../services/history/query/index.ts";
 import { type Column, columnsTable, displayWidth, fittingLayout, printable, tailToWidth, truncateToWidth, wrapLine, wrapText } from "./format.ts";
-import { markedSnippet, shownQuery } from "../services/history/query/printable.ts";
+import { markedSnippet, matchParts, shownQuery } from "../services/history/query/printable.ts";
 import { idEndsOfSharedTitles } from "../services/history/query/sessionLabels.ts";
 import type { LookedIn } from "./emptyHistory.ts";
 
@@ -158,11 +158,7 @@ export function snippetLine(hit: SearchHit, color: boolean): string {
  * the match, which stays in sight (up to a third of the room before it, the rest after it).
  */
 export function fittedSnippetLine(hit: SearchHit, color: boolean, width: number): string {
-	const { start, length } = hit.match;
-	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
-	const before = flat(hit.snippet.slice(0, start));
-	const match = flat(hit.snippet.slice(start, start + length));
-	const after = flat(hit.snippet.slice(start + length));
+	const [before, match, after] = matchParts(hit.snippet, hit.match);
 	const [b, m, a] = [before, match, after].map(displayWidth) as [number, number, number];
 	if (b + m + a <= width) return before + highlight(match, color) + after;
 	if (m + 2 > width) return highlight(truncateToWidth(match, width), color);

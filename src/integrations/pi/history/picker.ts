@@ -1,5 +1,5 @@
 import { type Component, getKeybindings, Key, matchesKey, type SelectItem, SelectList, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
-import { printable } from "../../../services/history/query/printable.ts";
+import { matchParts, printable } from "../../../services/history/query/printable.ts";
 import type { ViewerTheme } from "./viewer.ts";
 
 /** Some of a picker's rows: the first page it opens with, or one it loads as the selection moves down. */
@@ -121,12 +121,8 @@ export class HistoryPicker implements Component {
 		const detail = value === undefined ? undefined : this.options.detail?.(value);
 		if (!detail) return [];
 		const columns = Math.max(10, width);
-		const { start, length } = detail.match;
-		const flat = (text: string) => printable(text.replace(/\s+/g, " "));
-		const head = `${flat(detail.label)} `;
-		const before = flat(detail.text.slice(0, start));
-		const match = flat(detail.text.slice(start, start + length));
-		const after = flat(detail.text.slice(start + length));
+		const head = `${printable(detail.label.replace(/\s+/g, " "))} `;
+		const [before, match, after] = matchParts(detail.text, detail.match);
 		const layout = (context: string) => ({ matchAt: head.length + context.length, lines: wrapLines(head + context + match + after, columns) });
 		const shows = (l: ReturnType<typeof layout>) => {
 			const last = l.lines[l.lines.length - 1];

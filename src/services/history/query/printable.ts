@@ -28,17 +28,28 @@ export function printable(text: string): string {
 }
 
 /**
+ * A text on one line as a terminal can show it, cut around its match: what comes before the match,
+ * the match, and what comes after, each printable with its whitespace made single spaces (made
+ * printable part by part, so a mark put around the match holds the only escapes in the line).
+ */
+export function matchParts(
+	text: string,
+	{ start, length }: { readonly start: number; readonly length: number },
+): [before: string, match: string, after: string] {
+	const flat = (part: string) => printable(part.replace(/\s+/g, " "));
+	return [flat(text.slice(0, start)), flat(text.slice(start, start + length)), flat(text.slice(start + length))];
+}
+
+/**
  * A hit's snippet on one line as a terminal can show it, its match passed through `mark` (the
- * CLI's ANSI highlight, Pi's reverse video). Made printable part by part, so the mark's own
- * escapes are the only ones in the line.
+ * CLI's ANSI highlight, Pi's reverse video).
  */
 export function markedSnippet(
 	hit: { readonly snippet: string; readonly match: { readonly start: number; readonly length: number } },
 	mark: (match: string) => string,
 ): string {
-	const { start, length } = hit.match;
-	const flat = (text: string) => printable(text.replace(/\s+/g, " "));
-	return flat(hit.snippet.slice(0, start)) + mark(flat(hit.snippet.slice(start, start + length))) + flat(hit.snippet.slice(start + length));
+	const [before, match, after] = matchParts(hit.snippet, hit.match);
+	return before + mark(match) + after;
 }
 
 /** Longest query echoed whole, in code points; a longer one (a pasted paragraph) is cut and its length said. */
