@@ -19,7 +19,10 @@
  * table says how much of a search process is Node's start and the unavoidable I/O, and how much is
  * pbot's own.
  *
- *   node dist/bench/bench/floorScan.cjs <session folder> <text folder> <folded needle> [module base64]
+ *   node dist/bench/bench/floorScan.cjs <session folder> <text folder> <folded needle> [module base64 [pair]]
+ *
+ * `pair`: the needle's two offsets the module tests first (`pairToTest`, "3,7"), as pbot picks them;
+ * without it, its first and last bytes.
  */
 import fs = require("node:fs");
 import path = require("node:path");
@@ -27,7 +30,7 @@ import path = require("node:path");
 const { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } = fs;
 const { join } = path;
 
-const [sessionDir, textDir, folded, moduleBase64] = process.argv.slice(2);
+const [sessionDir, textDir, folded, moduleBase64, pairArg] = process.argv.slice(2);
 if (sessionDir === undefined || textDir === undefined || folded === undefined) {
 	process.stderr.write("usage: floorScan <session folder> <text folder> <folded needle> [byte search module, base64]\n");
 	process.exit(2);
@@ -44,8 +47,8 @@ for (const name of readdirSync(sessionDir)) {
 const CHUNK = 512 * 1024;
 /** The module's memory: the needle in its first page, then the chunk (`searchableBuffer`). */
 const NEEDLE_ROOM = 64 * 1024;
-/** The module's `find(hay, length, needle, k)`: the offset of the first match in `[hay, hay + length)`, or -1. */
-type Find = (hay: number, length: number, needle: number, k: number) => number;
+/** The module's `find(hay, length, needle, k, oa, ob)`: the offset of the first match in `[hay, hay + length)`, or -1. */
+type Find = (hay: number, length: number, needle: number, k: number, oa: number, ob: number) => number;
 /** What is used of the global `WebAssembly` (its types come with the DOM's, which the project does not load). */
 interface WasmApi {
 	readonly Module: new (bytes: Uint8Array) => object;
@@ -54,6 +57,7 @@ interface WasmApi {
 }
 const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 let find: Find | undefined;
+const [oa = 0, ob = needle.length - 1] = pairArg ? pairArg.split(",").map(Number) : [];
 let chunk: Buffer;
 if (wasm && moduleBase64 !== undefined && needle.length >= 2 && needle.length <= NEEDLE_ROOM) {
 	const memory = new wasm.Memory({ initial: (NEEDLE_ROOM + CHUNK) / NEEDLE_ROOM });
@@ -70,7 +74,7 @@ const count = (from: number, to: number): void => {
 	const k = needle.length;
 	if (find) {
 		for (let at = from; at + k <= to; ) {
-			const found = find(NEEDLE_ROOM + at, to - at, 0, k);
+			const found = find(NEEDLE_ROOM + at, to - at, 0, k, oa, ob);
 			if (found < 0) return;
 			hits++;
 			at += found + k;

@@ -31,6 +31,7 @@ import { cliArgs, failure, runOverlapping, runProcess, writeRssHook, type Proces
 import { buildQueries, QUERY_MIX } from "./queries.ts";
 import { foldText } from "../src/services/history/query/fold.ts";
 import { BYTE_SEARCH_WASM } from "../src/services/history/model/byteSearchModule.ts";
+import { pairToTest } from "../src/services/history/model/byteSearch.ts";
 
 export { PRESETS };
 import type { ColdResult, NaiveResult } from "./tasks/ingest.ts";
@@ -686,7 +687,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			const floor = floorScanArgs(runtime);
 			const textDir = projectionDir(cliWs);
 			if (timed.ours.length > 0 && floor && existsSync(textDir)) {
-				const scan = (q: string) => runProcess(process.execPath, [...floor, sessionsDir, textDir, foldText(q).folded, BYTE_SEARCH_WASM], { cwd: ROOT });
+				const scan = (q: string) => {
+					const folded = foldText(q).folded;
+					const pair = pairToTest(Buffer.from(folded, "utf8")).join(",");
+					return runProcess(process.execPath, [...floor, sessionsDir, textDir, folded, BYTE_SEARCH_WASM, pair], { cwd: ROOT });
+				};
 				const bare = searchVsRg(queries, sessionsDir, { search: scan, rgRun, rg: rg.ok, log });
 				context.push({
 					...searchRow("", bare, rg.ok, ""),

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { byteSearchModuleSource, compileByteSearch, moduleFile } from "../../scripts/byte-search-wasm.mjs";
-import { indexOfBytes, searchableBuffer } from "../../src/services/history/model/byteSearch.ts";
+import { indexOfBytes, pairToTest, searchableBuffer } from "../../src/services/history/model/byteSearch.ts";
 import { BYTE_SEARCH_WASM } from "../../src/services/history/model/byteSearchModule.ts";
 import { prng } from "../durability/fuzz/mutations.ts";
 
@@ -61,6 +61,23 @@ describe("byte search", () => {
 		}
 		expect(compared).toBeGreaterThan(20_000);
 		expect(found).toBeGreaterThan(compared / 10);
+	});
+
+	it("tests a needle's two rarest bytes first: two offsets inside it, in order", () => {
+		expect(pairToTest(Buffer.from("ab"))).toEqual([0, 1]);
+		// Not the common first and last letters of "the user", but its rarest: "h" and "u".
+		expect(pairToTest(Buffer.from("the user"))).toEqual([1, 4]);
+		// Of "map_quota27-zq516", its "q" and "z": rarer than its other letters, its digits and its punctuation.
+		expect(pairToTest(Buffer.from("map_quota27-zq516"))).toEqual([4, 12]);
+		const next = prng(7);
+		for (let n = 0; n < 500; n++) {
+			const needle = Buffer.alloc(2 + Math.floor(next() * 30));
+			fill(needle, next);
+			const [a, b] = pairToTest(needle);
+			expect(a).toBeGreaterThanOrEqual(0);
+			expect(b).toBeGreaterThan(a);
+			expect(b).toBeLessThan(needle.length);
+		}
 	});
 
 	it("leaves other buffers and one-byte needles to Buffer.indexOf", () => {

@@ -1,60 +1,75 @@
 ;; The byte searches of `byteSearch.ts`, in WebAssembly text. `node scripts/byte-search-wasm.mjs` compiles it
 ;; (wabt) into `byteSearchModule.ts`; a test checks that the two still agree.
 ;;
-;; find(hay, len, needle, k): the offset of the first occurrence of the k bytes at `needle` in the
-;; `len` bytes at `hay`, or -1. k >= 2 (the caller leaves one byte to `Buffer.indexOf`, which
-;; finds it with `memchr`).
+;; find(hay, len, needle, k, oa, ob): the offset of the first occurrence of the k bytes at `needle`
+;; in the `len` bytes at `hay`, or -1. k >= 2 (the caller leaves one byte to `Buffer.indexOf`,
+;; which finds it with `memchr`); oa and ob are two different offsets in the needle, below k.
 ;;
-;; Sixteen positions are tested at once (SIMD): a position is a candidate when the byte there is the
-;; needle's first byte and the byte k - 1 further is its last; only candidates are compared byte by
-;; byte. Over folded text this runs at 5–10 GB/s here, against 1.5–3 GB/s for `Buffer.indexOf`,
-;; whose search stumbles on a needle's common first letter (its `memchr` stops at every "c" of
-;; "connection pool").
+;; Sixteen positions are tested at once (SIMD): a position is a candidate when the needle's bytes at
+;; oa and ob are there; only candidates are compared byte by byte. The caller picks the needle's two
+;; rarest bytes (`pairToTest` in `byteSearch.ts`), so that few positions are candidates. Four such
+;; blocks are tested per step, and their candidates looked at only when there is one. Over the
+;; bench's 85 MB of folded text (its query mix, one process): 3.8 ms a query, against 6–7 with the
+;; needle's first and last bytes, 8.5 with a block per step, and 20–65 with `Buffer.indexOf`, whose
+;; `memchr` stops at every "c" of "connection pool".
 (module
   ;; The memory is the caller's (`searchableBuffer`), made at the size it needs and never grown:
   ;; growing it would detach every view of it.
   (import "pbot" "memory" (memory 1))
-  (func (export "find") (param $hay i32) (param $len i32) (param $needle i32) (param $k i32) (result i32)
+  ;; find(hay, len, needle, k, oa, ob): sixty-four positions per step while none is a candidate
+  ;; (the usual case: one test of the four blocks' candidates together), each block's candidates
+  ;; then in order; the last blocks sixteen at a time, and the last positions one at a time. A
+  ;; block at i reads bytes up to i + ob + 15 <= i + k + 14, below len while i <= len - k - 15.
+  (func (export "find") (param $hay i32) (param $len i32) (param $needle i32) (param $k i32) (param $oa i32) (param $ob i32) (result i32)
     (local $i i32)
     (local $last_start i32)
-    (local $first v128)
-    (local $last v128)
-    (local $mask i32)
-    (local $at i32)
+    (local $a v128)
+    (local $b v128)
+    (local $p i32)
+    (local $q i32)
+    (local $c0 v128)
+    (local $c1 v128)
+    (local $c2 v128)
+    (local $c3 v128)
+    (local $found i32)
     (local $j i32)
-    (local.set $first (i8x16.splat (i32.load8_u (local.get $needle))))
-    (local.set $last (i8x16.splat (i32.load8_u (i32.add (local.get $needle) (i32.sub (local.get $k) (i32.const 1))))))
-    ;; Sixteen positions at a time while all sixteen loads stay inside the haystack: the block at
-    ;; i + k - 1 ends at i + k + 14, which must be below len.
+    (local.set $a (i8x16.splat (i32.load8_u (i32.add (local.get $needle) (local.get $oa)))))
+    (local.set $b (i8x16.splat (i32.load8_u (i32.add (local.get $needle) (local.get $ob)))))
     (local.set $last_start (i32.sub (i32.sub (local.get $len) (local.get $k)) (i32.const 15)))
+    (block $quads_done
+      (loop $quads
+        (br_if $quads_done (i32.gt_s (i32.add (local.get $i) (i32.const 48)) (local.get $last_start)))
+        (local.set $p (i32.add (local.get $hay) (local.get $i)))
+        (local.set $q (i32.add (local.get $p) (local.get $ob)))
+        (local.set $p (i32.add (local.get $p) (local.get $oa)))
+        (local.set $c0 (v128.and (i8x16.eq (v128.load (local.get $p)) (local.get $a)) (i8x16.eq (v128.load (local.get $q)) (local.get $b))))
+        (local.set $c1 (v128.and (i8x16.eq (v128.load offset=16 (local.get $p)) (local.get $a)) (i8x16.eq (v128.load offset=16 (local.get $q)) (local.get $b))))
+        (local.set $c2 (v128.and (i8x16.eq (v128.load offset=32 (local.get $p)) (local.get $a)) (i8x16.eq (v128.load offset=32 (local.get $q)) (local.get $b))))
+        (local.set $c3 (v128.and (i8x16.eq (v128.load offset=48 (local.get $p)) (local.get $a)) (i8x16.eq (v128.load offset=48 (local.get $q)) (local.get $b))))
+        (if (v128.any_true (v128.or (v128.or (local.get $c0) (local.get $c1)) (v128.or (local.get $c2) (local.get $c3))))
+          (then
+            (local.set $found (call $candidates (local.get $hay) (local.get $i) (i8x16.bitmask (local.get $c0)) (local.get $needle) (local.get $k)))
+            (if (i32.ge_s (local.get $found) (i32.const 0)) (then (return (local.get $found))))
+            (local.set $found (call $candidates (local.get $hay) (i32.add (local.get $i) (i32.const 16)) (i8x16.bitmask (local.get $c1)) (local.get $needle) (local.get $k)))
+            (if (i32.ge_s (local.get $found) (i32.const 0)) (then (return (local.get $found))))
+            (local.set $found (call $candidates (local.get $hay) (i32.add (local.get $i) (i32.const 32)) (i8x16.bitmask (local.get $c2)) (local.get $needle) (local.get $k)))
+            (if (i32.ge_s (local.get $found) (i32.const 0)) (then (return (local.get $found))))
+            (local.set $found (call $candidates (local.get $hay) (i32.add (local.get $i) (i32.const 48)) (i8x16.bitmask (local.get $c3)) (local.get $needle) (local.get $k)))
+            (if (i32.ge_s (local.get $found) (i32.const 0)) (then (return (local.get $found))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 64)))
+        (br $quads)))
     (block $blocks_done
       (loop $blocks
         (br_if $blocks_done (i32.gt_s (local.get $i) (local.get $last_start)))
-        (local.set $mask
-          (i8x16.bitmask
-            (v128.and
-              (i8x16.eq (v128.load (i32.add (local.get $hay) (local.get $i))) (local.get $first))
-              (i8x16.eq
-                (v128.load (i32.add (i32.add (local.get $hay) (local.get $i)) (i32.sub (local.get $k) (i32.const 1))))
-                (local.get $last)))))
-        ;; Each candidate, lowest first: its middle bytes (1 … k - 2) compared.
-        (block $candidates_done
-          (loop $candidates
-            (br_if $candidates_done (i32.eqz (local.get $mask)))
-            (local.set $at (i32.add (local.get $i) (i32.ctz (local.get $mask))))
-            (local.set $j (i32.const 1))
-            (block $differs
-              (loop $compare
-                (if (i32.ge_u (local.get $j) (i32.sub (local.get $k) (i32.const 1)))
-                  (then (return (local.get $at))))
-                (br_if $differs
-                  (i32.ne
-                    (i32.load8_u (i32.add (i32.add (local.get $hay) (local.get $at)) (local.get $j)))
-                    (i32.load8_u (i32.add (local.get $needle) (local.get $j)))))
-                (local.set $j (i32.add (local.get $j) (i32.const 1)))
-                (br $compare)))
-            (local.set $mask (i32.and (local.get $mask) (i32.sub (local.get $mask) (i32.const 1))))
-            (br $candidates)))
+        (local.set $p (i32.add (local.get $hay) (local.get $i)))
+        (local.set $found
+          (call $candidates (local.get $hay) (local.get $i)
+            (i8x16.bitmask
+              (v128.and
+                (i8x16.eq (v128.load (i32.add (local.get $p) (local.get $oa))) (local.get $a))
+                (i8x16.eq (v128.load (i32.add (local.get $p) (local.get $ob))) (local.get $b))))
+            (local.get $needle) (local.get $k)))
+        (if (i32.ge_s (local.get $found) (i32.const 0)) (then (return (local.get $found))))
         (local.set $i (i32.add (local.get $i) (i32.const 16)))
         (br $blocks)))
     ;; The last positions (fewer than sixteen), one at a time.
@@ -74,6 +89,31 @@
             (br $compare)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $tail)))
+    (i32.const -1))
+
+  ;; candidates(hay, i, mask, needle, k): of the block of sixteen positions at i whose candidates
+  ;; (the two tested bytes match) are the bits of `mask`, the lowest position where the whole needle
+  ;; is, or -1: each candidate compared byte by byte.
+  (func $candidates (param $hay i32) (param $i i32) (param $mask i32) (param $needle i32) (param $k i32) (result i32)
+    (local $at i32)
+    (local $j i32)
+    (block $candidates_done
+      (loop $candidates
+        (br_if $candidates_done (i32.eqz (local.get $mask)))
+        (local.set $at (i32.add (local.get $i) (i32.ctz (local.get $mask))))
+        (local.set $j (i32.const 0))
+        (block $differs
+          (loop $compare
+            (if (i32.ge_u (local.get $j) (local.get $k))
+              (then (return (local.get $at))))
+            (br_if $differs
+              (i32.ne
+                (i32.load8_u (i32.add (i32.add (local.get $hay) (local.get $at)) (local.get $j)))
+                (i32.load8_u (i32.add (local.get $needle) (local.get $j)))))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $compare)))
+        (local.set $mask (i32.and (local.get $mask) (i32.sub (local.get $mask) (i32.const 1))))
+        (br $candidates)))
     (i32.const -1))
 
   ;; plain(p, end): the address of the first byte in [p, end) that is a quote, a backslash or a
