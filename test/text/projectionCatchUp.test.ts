@@ -206,6 +206,36 @@ describe("the text projection catches up", () => {
 		await expectAnswersFromArchives(pi, open);
 	});
 
+	it("follows archives another process wrote in a process that keeps the text in memory (the query server), whatever it can keep", async () => {
+		const { workspace, sessions, agentDir, open } = await setup();
+		// All of it kept; and a budget of one small body's room, so most bodies are read from their files.
+		for (const keepText of [64 << 20, 1]) {
+			const server = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false, keepText });
+			await server.warm({ texts: true });
+			if (keepText > 1) expect(server.keptTextBytes).toBeGreaterThan(0);
+			else expect(server.keptTextBytes).toBe(0);
+			await expectAnswersFromArchives(server, open);
+			const word = `heron-${keepText}`;
+			const name = (await readdir(sessions)).find((n) => n.endsWith(".jsonl") && n.includes("_")) as string;
+			const lastId = (JSON.parse((await readFile(join(sessions, name), "utf8")).trim().split("\n").at(-1) as string) as { id: string }).id;
+			await appendFile(
+				join(sessions, name),
+				jsonl([user(`kt-u${keepText}`, lastId, `What about the ${word}?`), reply(`kt-a${keepText}`, `kt-u${keepText}`, "Kept.")]),
+			);
+			// Another process's ingest writes the archive and the projection: the kept body of the older revision is not used.
+			await open().refresh();
+			expect((await server.search({ query: word })).total).toBe(1);
+			await expectAnswersFromArchives(server, open);
+			// The session file grown under the server itself: its own query catches up.
+			await appendFile(
+				join(sessions, name),
+				jsonl([user(`kt-v${keepText}`, `kt-a${keepText}`, `And the ${word}-again?`), reply(`kt-b${keepText}`, `kt-v${keepText}`, "Again.")]),
+			);
+			expect((await server.search({ query: `${word}-again` })).total).toBe(1);
+			await expectAnswersFromArchives(server, open);
+		}
+	});
+
 	it("makes a new session's missing projection silently (its writer puts it right after the archive), and still warns for a known one", async () => {
 		const { workspace, sessions, agentDir, open } = await setup();
 		const pi = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });

@@ -5,6 +5,7 @@ import type { LeaseHolder, SessionDiscovery } from "../../../services/history/se
 import { workspaceCheckpointStore } from "../../../storage/history-files/checkpoints.ts";
 import { workspaceArchiveStore, workspaceIngestLease, workspaceSummaryClaims, workspaceTextStore } from "../../../storage/history-files/index.ts";
 import { fileDiscovery, type DiscoveryOptions } from "./discovery.ts";
+import type { FolderWatch } from "./folderWatch.ts";
 import { migrateWorkspaceArchives, migratingArchiveStore, type MigrationReport } from "./workspaceMigration.ts";
 
 export interface WorkspaceHistoryOptions {
@@ -33,6 +34,13 @@ export interface WorkspaceHistoryOptions {
 	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 	/** Sessions the text pack may leave to their own files before an ingest or a warm-up packs again (default 64; tests: fewer). */
 	readonly packAfter?: number;
+	/** Bytes of search text kept in memory between searches (a process that answers many); default none. */
+	readonly keepText?: number;
+	/**
+	 * Watches the session folders (`FolderWatch`), so that a query's refresh in a process that
+	 * answers many looks only at the files reported changed, not at every file's `stat`.
+	 */
+	readonly watch?: FolderWatch;
 }
 
 /** The history service of a workspace, wired to its archive folder and its Pi session files. */
@@ -49,6 +57,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		...(options.scanDirs ? { scanDirs: options.scanDirs } : {}),
 		...(options.files ? { files: options.files } : {}),
 		...(scanNative ? { agentDir } : {}),
+		...(options.watch ? { watch: options.watch } : {}),
 	};
 	return createWorkspaceHistory({
 		workspace,
@@ -60,6 +69,7 @@ export function openWorkspaceHistory(options: WorkspaceHistoryOptions): HistoryS
 		...(options.progress ? { progress: options.progress } : {}),
 		...(options.onWait ? { onWait: options.onWait } : {}),
 		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
+		...(options.keepText !== undefined ? { keepText: options.keepText } : {}),
 	});
 }
 
@@ -77,6 +87,8 @@ export interface CreateWorkspaceHistoryOptions {
 	/** Told who holds the workspace's ingest lease while an ingest waits for another process, `undefined` once it is over. */
 	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 	readonly packAfter?: number;
+	/** Bytes of search text kept in memory between searches (a process that answers many); default none. */
+	readonly keepText?: number;
 }
 
 /**
@@ -101,5 +113,6 @@ export function createWorkspaceHistory(options: CreateWorkspaceHistoryOptions): 
 		...(options.progress ? { progress: options.progress } : {}),
 		...(options.onWait ? { onWait: options.onWait } : {}),
 		...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
+		...(options.keepText !== undefined ? { keepText: options.keepText } : {}),
 	});
 }

@@ -49,6 +49,11 @@ export interface HistoryServiceOptions {
 	readonly packAfter?: number;
 	/** The workspace's ingest lease across processes (`IngestLease`): without it, nothing waits for another process. */
 	readonly lease?: IngestLease;
+	/**
+	 * Bytes of search text kept in memory between searches (a process that answers many: the CLI's
+	 * resident query server); default none: each search reads the projection's files.
+	 */
+	readonly keepText?: number;
 	/** Told who holds the ingest lease while an ingest waits for it, and `undefined` once the wait is over. */
 	readonly onWait?: (holder: LeaseHolder | undefined) => void;
 	/** Which process makes a session's summaries (`SummaryClaims`): without it, two processes may make the same ones. */
@@ -129,6 +134,7 @@ export class HistoryService {
 			unreadable,
 			...(options.progress ? { progress: (done: number, total: number) => options.progress?.("search text", done, total) } : {}),
 			...(options.packAfter !== undefined ? { packAfter: options.packAfter } : {}),
+			...(options.keepText !== undefined ? { keepText: options.keepText } : {}),
 		});
 		this.slice = new TimeSlice();
 		this.writer = new SessionWriter({
@@ -217,8 +223,15 @@ export class HistoryService {
 	 * archive and no text; a search reads each session's rows with its text (Pi's searches after
 	 * its first keep them).
 	 */
-	async warm(): Promise<void> {
+	async warm(options: { readonly texts?: boolean } = {}): Promise<void> {
 		await this.projection.catchUp(undefined, undefined, { pack: true });
+		// (A service that keeps text, `keepText`: its text read into memory now, not by the first search.)
+		if (options.texts) await this.projection.keepAll();
+	}
+
+	/** Bytes of search text kept in memory between searches (`keepText`). */
+	get keptTextBytes(): number {
+		return this.projection.keptBytes;
 	}
 
 	/**

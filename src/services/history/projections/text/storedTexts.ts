@@ -2,6 +2,7 @@ import type { TextStore } from "../../service/ports.ts";
 import { indexOfBytes, searchableBuffer } from "../../model/byteSearch.ts";
 import { HEADS_PREFIX, headsExtent, headsHolding, type HeadsPart, parseHeadsFile } from "./headsFile.ts";
 import type { ChunkMatcher } from "./chunkMatcher.ts";
+import type { KeptBodies } from "./keptBodies.ts";
 import type { FileRead } from "./projectionPacks.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 import { type PackEntry, TextPack } from "./textPack.ts";
@@ -42,10 +43,14 @@ export class StoredTexts {
 	/** The reused buffers: a scan's, and a chunked search's chunk, meta and head. */
 	private readonly buffers = new Map<"scan" | "chunk" | "meta" | "head", Buffer>();
 
-	/** @param searchChunk the bytes `search` reads at a time (tests make it small, to cross many chunk seams) */
+	/**
+	 * @param searchChunk the bytes `search` reads at a time (tests make it small, to cross many chunk seams)
+	 * @param kept bodies kept in memory between searches (a resident process's); none: each search reads them
+	 */
 	constructor(
 		private readonly texts: TextStore,
 		private readonly searchChunk = SEARCH_CHUNK,
+		private readonly kept?: KeptBodies,
 	) {}
 
 	/**
@@ -149,12 +154,16 @@ export class StoredTexts {
 	 * another process replaced the file since the catch-up looked.
 	 */
 	async body(head: SessionText, pack?: TextPack): Promise<SessionText | undefined> {
+		const kept = this.kept?.text(head);
+		if (kept) return kept;
 		const length = head.scanBytes();
 		try {
 			const entry = pack?.entryFor(head);
 			const into = this.buffer(length);
 			const bytes = entry ? pack?.read(entry, 0, length, into) : await this.texts.read(head.sessionId, { offset: 0, length, into });
-			return bytes && bytes.length === length && sameHeaderLine(bytes, head) ? head.withBody(bytes.subarray(head.headBytes())) : undefined;
+			if (!bytes || bytes.length !== length || !sameHeaderLine(bytes, head)) return undefined;
+			const body = bytes.subarray(head.headBytes());
+			return this.kept?.keep(head, body) ?? head.withBody(body);
 		} catch {
 			return undefined;
 		}

@@ -3,6 +3,7 @@ import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/
 import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
+import { KeptBodies } from "./keptBodies.ts";
 import { Slab } from "./slab.ts";
 import { type LazyPack, NOT_FOUND, StoredTexts } from "./storedTexts.ts";
 import { TimeSlice } from "../../service/timeSlice.ts";
@@ -51,6 +52,8 @@ export interface TextProjectionOptions {
 	readonly sliceMs?: number;
 	/** Sessions the pack may not hold before a catch-up asked to pack makes a new one (default 64; tests: fewer). */
 	readonly packAfter?: number;
+	/** Bytes of session text kept in memory between searches (`KeptBodies`; a resident process); default none. */
+	readonly keepText?: number;
 }
 
 /**
@@ -92,6 +95,8 @@ export class TextProjection {
 	private ingestPack: { readonly withoutKeys: Set<string>; readonly parents: Set<string> } | undefined;
 	/** The projection files, read through one reused buffer. */
 	private readonly stored: StoredTexts;
+	/** The bodies kept between searches (`keepText`), if any. */
+	private readonly kept: KeptBodies | undefined;
 	/**
 	 * Sessions whose projection file this search found to be of the revision held (`slice`): a
 	 * search may read sessions from the pack, and the file is then checked before a shown hit's
@@ -118,7 +123,8 @@ export class TextProjection {
 	private readonly storeFailures = new Map<string, number>();
 
 	constructor(private readonly options: TextProjectionOptions) {
-		this.stored = new StoredTexts(options.texts);
+		this.kept = options.keepText ? new KeptBodies(options.keepText) : undefined;
+		this.stored = new StoredTexts(options.texts, undefined, this.kept);
 		this.timeSlice = new TimeSlice(options.sliceMs);
 		this.packs = new ProjectionPacks({
 			archives: options.archives,
@@ -175,6 +181,23 @@ export class TextProjection {
 			this.searches++;
 			return after();
 		});
+	}
+
+	/** Bytes of session text this process keeps in memory between searches (`keepText`). */
+	get keptBytes(): number {
+		return this.kept?.bytes ?? 0;
+	}
+
+	/**
+	 * Reads every session's text into the kept bodies (`keepText`; a resident process's start), so
+	 * that its first search reads no projection file either. Nothing without `keepText`.
+	 */
+	async keepAll(): Promise<void> {
+		if (!this.kept) return;
+		// The first pass holds each session's head with its rows; the second reads each body beside
+		// its head (`StoredTexts.body`), which keeps it.
+		await this.catchUp(() => {});
+		await this.catchUp(() => {});
 	}
 
 	/** The sessions' heads as of the last catch-up. */
@@ -315,6 +338,7 @@ export class TextProjection {
 		return this.inTurn(async () => {
 			await this.options.texts.clear();
 			this.heads.clear();
+			this.kept?.clear();
 			this.headsFileRead = false;
 			this.cachedRevisions.clear();
 			this.checkedFiles.clear();
