@@ -16,14 +16,21 @@
  * process), so the cache is build output like the script, written whole by the build (a temporary
  * file renamed) and never by a command.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
+import { cliBuild, SERVED_COMMANDS, serverWanted, socketOf, workspaceArgument } from "./queryServer/address.ts";
+import { askServer, type ClientIo } from "./queryServer/client.ts";
+import type { RunRequest } from "./queryServer/messages.ts";
+import { type FirstCommand, SERVE_ARGUMENT, startServer } from "./queryServer/startServer.ts";
+import { outputColumns, stderrIsTerminal, stdoutIsTerminal, writeStatus, writeStdout } from "./stdout.ts";
 
 /** A CLI entry: `runCli` of `main.ts`. */
 export type RunCli = (argv: readonly string[], io?: unknown) => Promise<number>;
+/** The query server's entry: `serveQueries` of `main.ts`. */
+export type ServeQueries = (first: FirstCommand, build: string) => Promise<void>;
 
 /**
  * The commands run from the code-cached script: the queries, and the two that bring the archives up
@@ -46,6 +53,7 @@ const BUILD_MARK = "//# pbot-build ";
 /** The script loaded, and what became of its cache. */
 export interface CliScript {
 	readonly runCli: RunCli;
+	readonly serveQueries: ServeQueries | undefined;
 	/** `accepted` by V8; `rejected` by V8 (another Node, other flags); `none`: no cache for this build. */
 	readonly cache: "accepted" | "rejected" | "none";
 	/** The compiled script: the build makes the cache from it (`createCachedData`) after running queries. */
@@ -70,12 +78,17 @@ export function loadCliScript(cacheFile: string | null = CLI_SCRIPT_CACHE): CliS
 		filename: CLI_SCRIPT,
 		...(cachedData ? { cachedData } : {}),
 	});
-	const module = { exports: {} as { runCli?: RunCli } };
+	const module = { exports: {} as { runCli?: RunCli; serveQueries?: ServeQueries } };
 	const body = script.runInThisContext() as (...args: unknown[]) => void;
 	body(module.exports, createRequire(CLI_SCRIPT), module, CLI_SCRIPT, bundleDir, pathToFileURL(CLI_SCRIPT).href);
 	const runCli = module.exports.runCli;
 	if (typeof runCli !== "function") throw new Error(`${CLI_SCRIPT} does not define runCli: build again (npm run build)`);
-	return { runCli, cache: cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted", script };
+	return {
+		runCli,
+		serveQueries: module.exports.serveQueries,
+		cache: cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted",
+		script,
+	};
 }
 
 /**
@@ -85,7 +98,69 @@ export function loadCliScript(cacheFile: string | null = CLI_SCRIPT_CACHE): CliS
  * (whole processes, alternating), and a query loads no ES module at all.
  */
 export async function runBin(argv: readonly string[]): Promise<void> {
-	process.exitCode = await (await cliFor(argv))(argv);
+	if (argv[0] === SERVE_ARGUMENT) return serve(argv[1]);
+	if (!SERVED_COMMANDS.has(argv[0] ?? "") || !serverWanted()) {
+		process.exitCode = await (await cliFor(argv))(argv);
+		return;
+	}
+	// A query: the workspace's server answers when it runs; else this process does, and then
+	// starts one for the next commands (`queryServer/server.ts`).
+	const cwd = process.cwd();
+	const workspace = workspaceArgument(argv, cwd);
+	const socket = socketOf(workspace);
+	const build = cliBuild(CLI_SCRIPT);
+	let start = false;
+	if (socket !== undefined) {
+		const asked = await askServer(socket, clientRequest(argv, cwd, build), clientIo());
+		if (asked.kind === "answered") {
+			process.exitCode = asked.code;
+			return;
+		}
+		// (Declined for its build: that server is ending, and one of this build takes its place.)
+		start = asked.kind === "none" || (asked.kind === "declined" && asked.why === "build");
+	}
+	const code = await (await cliFor(argv))(argv);
+	process.exitCode = code;
+	// Only for a history that is there now (the command made or found `.pi/pbot`), and a command that worked.
+	if (start && code === 0 && build !== "none" && socket !== undefined && existsSync(dirname(socket))) startServer(BIN, { argv, cwd, workspace });
+}
+
+/** The bin, which a server is started through. */
+const BIN = join(bundleDir, "..", "..", "bin", "pbot-history.cjs");
+
+/** The command for a server: as typed, with the terminal and environment its output depends on. */
+function clientRequest(argv: readonly string[], cwd: string, build: string): Omit<RunRequest, "kind" | "protocol"> {
+	const agentDirEnv = process.env.PI_CODING_AGENT_DIR;
+	const columns = outputColumns();
+	return {
+		build,
+		argv,
+		cwd,
+		...(agentDirEnv !== undefined ? { agentDirEnv } : {}),
+		color: stdoutIsTerminal() && !process.env.NO_COLOR,
+		...(columns !== undefined ? { columns } : {}),
+		status: stderrIsTerminal(),
+	};
+}
+
+/** Where a server's answer is written: as the CLI's own io writes (`main.ts`). */
+function clientIo(): ClientIo {
+	return {
+		write: (fd, text) => {
+			const whole = text.endsWith("\n") ? text : `${text}\n`;
+			if (fd === 1) writeStdout(whole);
+			else process.stderr.write(whole);
+		},
+		status: stderrIsTerminal() ? writeStatus : undefined,
+	};
+}
+
+/** A server's process: serves until it ends, then exits (a history's timers must not keep it). */
+async function serve(first: string | undefined): Promise<void> {
+	const script = loadCliScript();
+	if (first === undefined || !script?.serveQueries) return;
+	await script.serveQueries(JSON.parse(first) as FirstCommand, cliBuild(CLI_SCRIPT));
+	process.exit(0);
 }
 
 /** The CLI entry for `argv`: the code-cached script for the commands it serves (`SCRIPT_COMMANDS`), else the ES module bundle. */

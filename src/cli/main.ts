@@ -15,6 +15,8 @@ import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
 import { outputColumns, stderrIsTerminal, stdoutIsTerminal, writeStatus, writeStdout } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import type { OpenService } from "./workspaceService.ts";
+import type { FirstCommand } from "./queryServer/startServer.ts";
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -32,6 +34,11 @@ export interface CliIo {
 	 * terminal; none for a pipe or a file (a script, the agent), which get no progress.
 	 */
 	readonly status?: ((text: string | undefined) => void) | undefined;
+	/**
+	 * How the query commands open the workspace's history (default: anew, `openFromOptions`). The
+	 * query server passes its own, which keeps the history open from command to command.
+	 */
+	readonly open?: OpenService | undefined;
 }
 
 const defaultIo: CliIo = {
@@ -82,6 +89,21 @@ async function untilCtrlC<T>(
 }
 
 export { UsageError } from "./usageError.ts";
+
+/**
+ * Serves the workspace's query commands until the server ends (`queryServer/server.ts`): the bin
+ * runs it, from this script, in the process `startServer` starts.
+ */
+export async function serveQueries(first: FirstCommand, build: string): Promise<void> {
+	const [{ serveQueries: serve }, { idleMsOf }] = await Promise.all([import("./queryServer/server.ts"), import("./queryServer/address.ts")]);
+	await serve({ first, build, runCli, idleMs: idleMsOf(), keepText: SERVER_KEEPS_TEXT });
+}
+
+/**
+ * Bytes of search text a query server keeps in memory: the bench's 1 GB history has ≈ 100 MB. A
+ * larger history keeps this much, and reads the rest from its files at each search.
+ */
+const SERVER_KEEPS_TEXT = 256 << 20;
 
 /** Runs the CLI; resolves to the exit code (0 ok, 2 bad arguments, 1 other failures, 130 interrupted). */
 export async function runCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
@@ -189,6 +211,7 @@ function buildProgram(io: CliIo): Command {
 		get status() {
 			return io.status;
 		},
+		open: io.open,
 	});
 
 	addWorkspaceOptions(program.command("summarize"), io.cwd)
@@ -243,6 +266,17 @@ function buildProgram(io: CliIo): Command {
 				});
 			}),
 		);
+
+	program
+		.command("server")
+		.description("the workspace's query server, which the query commands start and use: what it holds (status), or end it now (stop)")
+		.argument("[action]", "status or stop", "status")
+		.option("-w, --workspace <dir>", "the workspace (Pi's working directory)", io.cwd)
+		.option("--json", "print what the server is as JSON")
+		.action(async (action: string, opts: { workspace: string; json?: boolean }) => {
+			const { serverCommand } = await import("./queryServer/serverCommand.ts");
+			io.stdout(await serverCommand(action, workspaceOf(opts, io.cwd), opts.json ?? false));
+		});
 
 	program
 		.command("bench")

@@ -9,6 +9,7 @@
  */
 import type { Command } from "commander";
 import type { ReadParams, SearchParams, SessionsParams } from "../services/history/query/index.ts";
+import type { OpenService } from "./workspaceService.ts";
 import { addWorkspaceOptions, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /** What an action needs, loaded when it runs. */
@@ -32,6 +33,8 @@ export interface QueryCommandIo {
 	readonly columns?: number | undefined;
 	/** A line of progress on a terminal (`CliIo.status`). */
 	readonly status?: ((text: string | undefined) => void) | undefined;
+	/** How the history is opened (`CliIo.open`); default `openFromOptions`. */
+	readonly open?: OpenService | undefined;
 }
 
 /** The service parameter each flag feeds, for messages that name what the person typed. */
@@ -99,7 +102,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.description("list the workspace's sessions, newest first")
 		.action(async (opts: FilterFlags) => {
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd, io.stderr, io.status);
+			const service = (io.open ?? loaded.openFromOptions)(opts, io.cwd, io.stderr, io.status);
 			const result = await service.sessions(filterParams(opts));
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -112,7 +115,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 		.action(async (text: string, opts: FilterFlags) => {
 			const params: SearchParams = { query: text, ...filterParams(opts) };
 			const loaded = await load();
-			const service = loaded.openFromOptions(opts, io.cwd, io.stderr, io.status);
+			const service = (io.open ?? loaded.openFromOptions)(opts, io.cwd, io.stderr, io.status);
 			const result = await service.search(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			const note = opts.json || result.total > 0 ? "" : await loaded.emptyHistoryNote(opts, io.cwd);
@@ -141,7 +144,7 @@ export function addQueryCommands(program: Command, io: QueryCommandIo): void {
 				...(opts.childrenOffset !== undefined ? { childrenOffset: opts.childrenOffset } : {}),
 			};
 			const { openFromOptions, formatRead } = await load();
-			const service = openFromOptions(opts, io.cwd, io.stderr, io.status);
+			const service = (io.open ?? openFromOptions)(opts, io.cwd, io.stderr, io.status);
 			const result = await service.read(params);
 			for (const warning of service.takeWarnings()) io.stderr(`warning: ${warning}`);
 			print(opts.json, result, () => formatRead(result, { columns: io.columns }));

@@ -7,6 +7,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { piAgentDir } from "../integrations/pi/history/agentDir.ts";
 import { nativeSessionDir, type DiscoveryOptions } from "../integrations/pi/history/discovery.ts";
+import type { FolderWatch } from "../integrations/pi/history/folderWatch.ts";
 import { ProgressStatus, waitingText } from "../integrations/pi/history/progressStatus.ts";
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
@@ -23,6 +24,8 @@ export function openFromOptions(
 	cwd: string,
 	say?: (text: string) => void,
 	status?: ((text: string | undefined) => void) | undefined,
+	/** A process that answers many commands (the query server): its search text kept, its session folders watched. */
+	resident?: { readonly keepText: number; readonly watch: FolderWatch },
 ): HistoryService {
 	// A long first read (a new workspace of hundreds of sessions: seconds) is shown as it goes, on a
 	// terminal (`status`): it had been seconds of silence before the first answer.
@@ -31,10 +34,24 @@ export function openFromOptions(
 	return openWorkspaceHistory({
 		...(say ? { onWait: (holder) => holder && say(`pbot-history: ${waitingText(holder)}; Ctrl+C stops`) } : {}),
 		...(progress ? { progress: (work: "sessions" | "search text", done: number, total: number) => progress.show(work, done, total) } : {}),
+		...checkedOptions(opts, cwd),
+		...(resident ? { keepText: resident.keepText, watch: resident.watch } : {}),
+	});
+}
+
+/** How a command opens its workspace's history: `openFromOptions`, or a query server's services kept open. */
+export type OpenService = typeof openFromOptions;
+
+/**
+ * The folders the options name, checked (exit 2 for a missing or odd one) and absolute: what
+ * `openFromOptions` opens the history with.
+ */
+export function checkedOptions(opts: WorkspaceOptions, cwd: string): { workspace: string; sessionDirs?: string[]; agentDir?: string } {
+	return {
 		workspace: workspaceFolder(opts, cwd),
 		...(opts.sessions ? { sessionDirs: sessionFolders(opts.sessions, cwd) } : {}),
 		...(opts.agentDir ? { agentDir: resolve(cwd, opts.agentDir) } : {}),
-	});
+	};
 }
 
 /**

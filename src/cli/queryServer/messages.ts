@@ -1,0 +1,90 @@
+/**
+ * What a query command and the workspace's query server say to each other over its socket: one
+ * JSON object per line each way (`JSON.stringify` writes no raw line break, so a line is a
+ * message). Written by hand rather than with `ndjson`: the client is part of every query
+ * process's start, and `ndjson` brings Node's stream modules and two packages with it for a few
+ * lines of text.
+ */
+
+/** Bumped when a message changes meaning: a server of another version declines (`build`). */
+export const PROTOCOL = 1;
+
+/** A command to run, as the person typed it, with what its output depends on. */
+export interface RunRequest {
+	readonly kind: "run";
+	readonly protocol: number;
+	/** The build of the CLI the client runs (`cliBuild`): a server of another build declines and ends. */
+	readonly build: string;
+	readonly argv: readonly string[];
+	readonly cwd: string;
+	/** `PI_CODING_AGENT_DIR` of the client's environment (where Pi's sessions are; unset: `~/.pi/agent`). */
+	readonly agentDirEnv?: string;
+	/** Highlight matches (the client's stdout is a terminal and NO_COLOR is unset). */
+	readonly color: boolean;
+	/** The width human output fits in (the client's terminal, or `COLUMNS`). */
+	readonly columns?: number;
+	/** The client's stderr is a terminal: progress lines are sent (`status`). */
+	readonly status: boolean;
+}
+
+/** What a server is and holds (`pbot-history server`), or a request that it end. */
+export interface ControlRequest {
+	readonly kind: "status" | "stop";
+	readonly protocol: number;
+}
+
+export type ServerRequest = RunRequest | ControlRequest;
+
+/** What the server is: said first on every connection. */
+export interface ServerHello {
+	readonly t: "hello";
+	readonly pid: number;
+	readonly workspace: string;
+	readonly build: string;
+	/** When it started, and when it ends unless asked again (ms since the epoch). */
+	readonly since: number;
+	readonly idleUntil: number;
+	/** Bytes of search text it holds in memory. */
+	readonly keptBytes: number;
+	/** Commands it ran for clients. */
+	readonly answered: number;
+	/** Still reading the history into memory: a command is declined meanwhile (`warming`). */
+	readonly warming: boolean;
+}
+
+export type ServerMessage =
+	| ServerHello
+	/** A line of progress for a terminal (`undefined` clears it). */
+	| { readonly t: "status"; readonly text?: string }
+	/**
+	 * The command ran: its exit code, and its output in the order written (fd 1 or 2, each text as
+	 * `CliIo` was given it), all in one message, so a client has either all of it or none.
+	 */
+	| { readonly t: "done"; readonly code: number; readonly writes: readonly (readonly [1 | 2, string])[] }
+	/** The command was not run: the client runs it itself. */
+	| { readonly t: "declined"; readonly why: "build" | "workspace" | "warming" | "protocol" }
+	/** The answer to `stop`: the server ends once the connection closes. */
+	| { readonly t: "stopping" };
+
+/** A message as a line. */
+export function line(message: ServerRequest | ServerMessage): string {
+	return `${JSON.stringify(message)}\n`;
+}
+
+/**
+ * Messages from a stream of text chunks: `push` each chunk; each complete line is parsed and handed
+ * to `each`. A line that is not JSON throws (the other side is not a pbot query server).
+ */
+export function lineReader<T>(each: (message: T) => void): (chunk: string) => void {
+	let pending = "";
+	return (chunk) => {
+		pending += chunk;
+		let end = pending.indexOf("\n");
+		while (end >= 0) {
+			const text = pending.slice(0, end);
+			pending = pending.slice(end + 1);
+			if (text !== "") each(JSON.parse(text) as T);
+			end = pending.indexOf("\n");
+		}
+	};
+}
