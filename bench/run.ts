@@ -29,6 +29,8 @@ import { folderSize, PROJECTION_DIR, projectionDir, readArchives, type ArchiveCo
 import { ensureHistory, PRESETS, DEFAULT_SEED, type HistoryManifest } from "./generator/index.ts";
 import { cliArgs, failure, runOverlapping, runProcess, writeRssHook, type ProcessRun } from "./processes.ts";
 import { buildQueries, QUERY_MIX } from "./queries.ts";
+import { SERVER_ENV } from "../src/cli/queryServer/address.ts";
+import { startQueryServer, stopQueryServer } from "./queryServer.ts";
 import { foldText } from "../src/services/history/query/fold.ts";
 import { BYTE_SEARCH_WASM } from "../src/services/history/model/byteSearchModule.ts";
 import { pairToTest } from "../src/services/history/model/byteSearch.ts";
@@ -452,14 +454,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 	const rssFile = work(join("hooks", "maxrss.txt"));
 	/** A CLI process of the small presets takes a second or two: one still running after this hung (see `runProcess`). */
 	const processTimeoutMs = preset.name === "tiny" || preset.name === "small" ? 120_000 : undefined;
-	/** `pbot-history <args>` as a person runs it: a new Node process, stdout to a pipe. */
+	/**
+	 * `pbot-history <args>` as a person runs it: a new Node process, stdout to a pipe. Each process
+	 * works alone (no query server, `src/cli/queryServer/`) unless `env` turns servers on: the search
+	 * row does, the other rows measure what a process does by itself.
+	 */
 	const pbot = (args: readonly string[], opts: { rss?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string | undefined>> } = {}): ProcessRun => {
 		const timeoutMs = opts.timeoutMs ?? processTimeoutMs;
 		const run = runProcess(process.execPath, [...cli, ...args, "--agent-dir", agentDir], {
 			cwd: ROOT,
 			...(opts.rss ? { rss: { hook: rssHook, file: rssFile } } : {}),
 			...(timeoutMs ? { timeoutMs } : {}),
-			...(opts.env ? { env: opts.env } : {}),
+			env: { [SERVER_ENV]: "off", ...(opts.env ?? {}) },
 		});
 		if (run.retried) log(`  \`pbot-history ${args[0]}\` hung without a word and was killed; run again: ${run.code === 0 ? "it ran" : "it failed too"}`);
 		return run;
@@ -646,10 +652,25 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		notes.push(`Query mix (drawn from the archived Q&A texts with a fixed seed): ${QUERY_MIX}.`);
 		const ready = ensureArchives();
 		const queries = ready === true ? mix() : [];
-		const label = `\`pbot-history search <q> --json\` as a whole process, archives present (${mb(h.bytes)} history), median over ${queries.length || "the"} queries`;
+		// The built bin asks the workspace's query server (started by the first query), as people run
+		// it; through tsx (the smoke test) there is none: each process works alone.
+		const served = runtime === "dist";
+		const how = served
+			? "with the workspace's query server (the first query starts it; each later one is a process that asks it)"
+			: "each process alone (tsx runtime: the query server is the built bin's)";
+		const label = `\`pbot-history search <q> --json\` as a whole process, archives present (${mb(h.bytes)} history), ${how}, median over ${queries.length || "the"} queries`;
 		if (ready !== true) rows.push({ measure: label, baseline: rg.ok ? "rg -i -F" : "rg absent", target: "≤ 1.0× (pbot / rg)", ...na(ready) });
 		else {
-			const timed = searchVsRg(queries, sessionsDir, { search: (q) => pbot(searchArgs(q, cliWs, sessionsDir)), rgRun, rg: rg.ok, log });
+			const server = served
+				? await startQueryServer(cliWs, () => pbot(searchArgs("warm-up-the-server", cliWs, sessionsDir), { env: { [SERVER_ENV]: "on" } }))
+				: undefined;
+			if (server?.failed) notes.push(`The query server did not start: ${server.failed}; the searches below ran each in its own process.`);
+			const timed = searchVsRg(queries, sessionsDir, {
+				search: (q) => pbot(searchArgs(q, cliWs, sessionsDir), { env: { [SERVER_ENV]: "on" } }),
+				rgRun,
+				rg: rg.ok,
+				log,
+			});
 			cliTotals = timed.totals;
 			rows.push(searchRow(label, timed, rg.ok, "≤ 1.0× (pbot / rg)"));
 			if (timed.ours.length > 0) {
@@ -671,7 +692,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				const nodeWith = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT }).ms));
 				const nodeWithout = median(Array.from({ length: 5 }, () => runProcess(process.execPath, ["-e", "0"], { cwd: ROOT, env: unset }).ms));
 				const bare = searchVsRg(queries, sessionsDir, {
-					search: (q) => pbot(searchArgs(q, cliWs, sessionsDir), { env: unset }),
+					search: (q) => pbot(searchArgs(q, cliWs, sessionsDir), { env: { ...unset, [SERVER_ENV]: served ? "on" : "off" } }),
 					rgRun,
 					rg: rg.ok,
 					log,
@@ -681,6 +702,30 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					...row,
 					measure: `the same searches with NODE_EXTRA_CA_CERTS unset (set on this machine: Node 20 then parses every CA certificate at its start; \`node -e 0\` ${ms(nodeWith)} with it, ${ms(nodeWithout)} without)`,
 				});
+			}
+			const answered = server?.ready ? await stopQueryServer(cliWs) : undefined;
+			if (server?.ready && answered) {
+				notes.push(
+					`Query server: ready ${ms(server.readyMs)} after the first query started it; it answered ${answered.answered} of the searches that followed (the first one, which started it, ran alone); its peak RSS ${answered.peakRss !== undefined ? mb(answered.peakRss) : "n/a"} (${mb(answered.keptBytes)} of search text kept in memory).`,
+				);
+				context.push({
+					measure: "the query server's peak RSS (a process left running for the workspace until 10 min without a query)",
+					baseline: "",
+					ours: answered.peakRss !== undefined ? mb(answered.peakRss) : "n/a",
+					ratio: "",
+					target: "",
+					met: "—",
+				});
+			}
+			if (served && timed.ours.length > 0) {
+				// The same searches with no server: what the first query of a workspace pays, or every query with servers turned off.
+				const alone = searchVsRg(queries, sessionsDir, { search: (q) => pbot(searchArgs(q, cliWs, sessionsDir)), rgRun, rg: rg.ok, log });
+				context.push({
+					...searchRow("", alone, rg.ok, ""),
+					measure: "the same searches, each process alone (PBOT_HISTORY_SERVER=off: as a workspace's first query, with no server yet)",
+				});
+				for (const [q, total] of alone.totals)
+					if (timed.totals.get(q) !== total) notes.push(`totals differ for "${q}": ${timed.totals.get(q)} through the server, ${total} alone`);
 			}
 			// The floor of this design: Node's start, the listing and `stat`s, the pack's index and the
 			// reads and byte search of every session's folded text, and nothing else (`floorScan.cts`).
