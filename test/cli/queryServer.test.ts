@@ -185,7 +185,7 @@ describe("the query server", () => {
 		const io = { write: (_fd: 1 | 2, text: string) => void writes.push(text) };
 		const request = { argv: ["sessions", "-s", "pi-sessions"], cwd: ws.workspace, color: false, status: false };
 		expect(await askServer(socket, { ...request, argv: ["sessions", "-w", ws.root], build: server.build }, io)).toEqual({ kind: "declined", why: "workspace" });
-		expect(await askServer(socket, { ...request, argv: ["ingest"], build: server.build }, io)).toEqual({ kind: "declined", why: "workspace" });
+		expect(await askServer(socket, { ...request, argv: ["ingest"], build: server.build }, io)).toEqual({ kind: "declined", why: "command" });
 		expect(await askServer(socket, { ...request, build: "another build" }, io)).toEqual({ kind: "declined", why: "build" });
 		expect(writes).toEqual([]);
 		await waitFor(() => !alive(server.pid), "the server of the older build to end");

@@ -61,8 +61,12 @@ export type ServerMessage =
 	 * `CliIo` was given it), all in one message, so a client has either all of it or none.
 	 */
 	| { readonly t: "done"; readonly code: number; readonly writes: readonly (readonly [1 | 2, string])[] }
-	/** The command was not run: the client runs it itself. */
-	| { readonly t: "declined"; readonly why: "build" | "workspace" | "warming" | "protocol" }
+	/**
+	 * The command was not run, and the client runs it itself: the server is of another build (and
+	 * ends), the command names another workspace or is not a query, the server is still reading the
+	 * history, or speaks another protocol.
+	 */
+	| { readonly t: "declined"; readonly why: "build" | "workspace" | "command" | "warming" | "protocol" }
 	/** The answer to `stop`: the server ends once the connection closes. */
 	| { readonly t: "stopping" };
 

@@ -37,12 +37,11 @@ export interface ServeOptions {
 	readonly idleMs: number;
 	/** Bytes of search text each open history keeps in memory (`HistoryServiceOptions.keepText`). */
 	readonly keepText: number;
-	/** How often the server looks whether its socket is still its own (ms; tests: less). */
-	readonly checkMs?: number;
 }
 
 /** Histories kept open at once (other `--sessions` or `--agent-dir`): the least recently used one is let go. */
 const MAX_OPEN = 2;
+/** How often the server looks whether its socket is still its own. */
 const CHECK_MS = 2000;
 
 /** Serves until the server ends; resolves then (the process may exit). */
@@ -71,8 +70,14 @@ export async function serveQueries(options: ServeOptions): Promise<void> {
 	}
 	if (there) await askControl(socket, "stop");
 	// Put in place at once: a command between the check and here finds one server or the other.
-	renameSync(mine, socket);
-	const inode = statSync(socket).ino;
+	let inode: number;
+	try {
+		renameSync(mine, socket);
+		inode = statSync(socket).ino;
+	} catch {
+		await close(server, mine);
+		return;
+	}
 	return new Promise<void>((ended) => {
 		const state = new ServerState(options, workspace, server, socket, inode, ended);
 		state.start();
@@ -104,7 +109,7 @@ class ServerState {
 
 	start(): void {
 		this.server.on("connection", (connection) => this.accept(connection));
-		this.checkTimer = setInterval(() => this.checkSocket(), this.options.checkMs ?? CHECK_MS);
+		this.checkTimer = setInterval(() => this.checkSocket(), CHECK_MS);
 		this.touch();
 		this.queue = this.warm();
 	}
@@ -149,11 +154,11 @@ class ServerState {
 	}
 
 	private answer(connection: Socket, request: ServerRequest): void {
-		const declined = this.declines(request);
-		if (declined !== undefined) {
-			this.reply(connection, declined);
+		const atOnce = this.answerAtOnce(request);
+		if (atOnce !== undefined) {
+			this.reply(connection, atOnce);
 			// (A command of another build: the package changed under this server, which ends.)
-			if (declined.t !== "declined" || declined.why === "build") this.end();
+			if (atOnce.t === "stopping" || (atOnce.t === "declined" && atOnce.why === "build")) this.end();
 		} else if (request.kind === "status") connection.end();
 		else if (request.kind === "run") {
 			this.touch();
@@ -162,12 +167,12 @@ class ServerState {
 	}
 
 	/** What is answered at once, not by running the request: a decline, or `stopping`. */
-	private declines(request: ServerRequest): ServerMessage | undefined {
+	private answerAtOnce(request: ServerRequest): ServerMessage | undefined {
 		if (request.protocol !== PROTOCOL) return { t: "declined", why: "protocol" };
 		if (request.kind !== "run") return request.kind === "stop" ? { t: "stopping" } : undefined;
 		if (request.build !== this.options.build) return { t: "declined", why: "build" };
 		if (this.warming) return { t: "declined", why: "warming" };
-		if (!SERVED_COMMANDS.has(request.argv[0] ?? "")) return { t: "declined", why: "workspace" };
+		if (!SERVED_COMMANDS.has(request.argv[0] ?? "")) return { t: "declined", why: "command" };
 		return undefined;
 	}
 
@@ -245,8 +250,13 @@ class ServerState {
 
 	/** Ends when the socket is gone or is not this server's any more. */
 	private checkSocket(): void {
-		const now = statSync(this.socket, { throwIfNoEntry: false });
-		if (now?.ino !== this.inode) this.end(false);
+		let now: number | undefined;
+		try {
+			now = statSync(this.socket, { throwIfNoEntry: false })?.ino;
+		} catch {
+			// (Its folder unreadable now: as good as gone.)
+		}
+		if (now !== this.inode) this.end(false);
 	}
 
 	/** Stops listening, removes the socket when it is still this server's, and ends once the command running is done. */
@@ -255,7 +265,11 @@ class ServerState {
 		this.ending = true;
 		clearTimeout(this.idleTimer);
 		clearInterval(this.checkTimer);
-		if (removeSocket && statSync(this.socket, { throwIfNoEntry: false })?.ino === this.inode) rmSync(this.socket, { force: true });
+		try {
+			if (removeSocket && statSync(this.socket, { throwIfNoEntry: false })?.ino === this.inode) rmSync(this.socket, { force: true });
+		} catch {
+			// (Left for the next server, which replaces it.)
+		}
 		this.server.close();
 		void this.queue.finally(() => this.ended());
 	}
