@@ -16,7 +16,7 @@
  * process), so the cache is build output like the script, written whole by the build (a temporary
  * file renamed) and never by a command.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -25,7 +25,7 @@ import { cliBuild, SERVED_COMMANDS, serverWanted, socketOf, workspaceArgument } 
 import { askServer, type ClientIo } from "./queryServer/client.ts";
 import type { RunRequest } from "./queryServer/messages.ts";
 import { type FirstCommand, SERVE_ARGUMENT, startServer } from "./queryServer/startServer.ts";
-import { outputColumns, stderrIsTerminal, stdoutIsTerminal, writeStatus, writeStdout } from "./stdout.ts";
+import { colorWanted, outputColumns, stderrIsTerminal, writeLine, writeStatus } from "./stdout.ts";
 
 /** A CLI entry: `runCli` of `main.ts`. */
 export type RunCli = (argv: readonly string[], io?: unknown) => Promise<number>;
@@ -121,8 +121,20 @@ export async function runBin(argv: readonly string[]): Promise<void> {
 	}
 	const code = await (await cliFor(argv))(argv);
 	process.exitCode = code;
-	// Only for a history that is there now (the command made or found `.pi/pbot`), and a command that worked.
-	if (start && code === 0 && build !== "none" && socket !== undefined && existsSync(dirname(socket))) startServer(BIN, { argv, cwd, workspace });
+	// Only for a history that is there now (the command made or found `.pi/pbot`) and may hold a
+	// socket (not a read-only one: each query would start a server that cannot listen), and a
+	// command that worked.
+	if (start && code === 0 && build !== "none" && socket !== undefined && writable(dirname(socket))) startServer(BIN, { argv, cwd, workspace });
+}
+
+/** Whether `folder` is there and this process may make files in it. */
+function writable(folder: string): boolean {
+	try {
+		accessSync(folder, constants.W_OK | constants.X_OK);
+		return true;
+	} catch {
+		return false;
+	}
 }
 
 /** The bin, which a server is started through. */
@@ -137,7 +149,7 @@ function clientRequest(argv: readonly string[], cwd: string, build: string): Omi
 		argv,
 		cwd,
 		...(agentDirEnv !== undefined ? { agentDirEnv } : {}),
-		color: stdoutIsTerminal() && !process.env.NO_COLOR,
+		color: colorWanted(),
 		...(columns !== undefined ? { columns } : {}),
 		status: stderrIsTerminal(),
 	};
@@ -145,14 +157,7 @@ function clientRequest(argv: readonly string[], cwd: string, build: string): Omi
 
 /** Where a server's answer is written: as the CLI's own io writes (`main.ts`). */
 function clientIo(): ClientIo {
-	return {
-		write: (fd, text) => {
-			const whole = text.endsWith("\n") ? text : `${text}\n`;
-			if (fd === 1) writeStdout(whole);
-			else process.stderr.write(whole);
-		},
-		status: stderrIsTerminal() ? writeStatus : undefined,
-	};
+	return { write: writeLine, status: stderrIsTerminal() ? writeStatus : undefined };
 }
 
 /** A server's process: serves until it ends, then exits (a history's timers must not keep it). */

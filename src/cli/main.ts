@@ -12,7 +12,7 @@ import { BenchPresetError, defaultBenchDataDir, runBenchCommand } from "./benchC
 import type { IngestCommandOptions } from "./ingestCommand.ts";
 import { packageVersion } from "./packageVersion.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
-import { outputColumns, stderrIsTerminal, stdoutIsTerminal, writeStatus, writeStdout } from "./stdout.ts";
+import { colorWanted, outputColumns, stderrIsTerminal, writeLine, writeStatus } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
 import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 import type { OpenService } from "./workspaceService.ts";
@@ -42,13 +42,12 @@ export interface CliIo {
 }
 
 const defaultIo: CliIo = {
-	stdout: (t) => writeStdout(t.endsWith("\n") ? t : `${t}\n`),
-	stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
+	stdout: (t) => writeLine(1, t),
+	stderr: (t) => writeLine(2, t),
 	cwd: process.cwd(),
-	// https://no-color.org: a set NO_COLOR turns highlighting off even in a terminal. (Asked when a
-	// command formats its output, not when the CLI loads: a pipe's stream is never made.)
+	// (Asked when a command formats its output, not when the CLI loads: a pipe's stream is never made.)
 	get color() {
-		return stdoutIsTerminal() && !process.env.NO_COLOR;
+		return colorWanted();
 	},
 	get columns() {
 		return outputColumns();

@@ -45,6 +45,21 @@ export function outputColumns(env: NodeJS.ProcessEnv = process.env): number | un
 	return env.COLUMNS !== undefined && Number.isInteger(set) && set > 0 ? set : undefined;
 }
 
+/**
+ * Highlighting of matches: on when standard output is a terminal, unless NO_COLOR is set
+ * (https://no-color.org). Asked when output is formatted, not when the CLI loads.
+ */
+export function colorWanted(): boolean {
+	return stdoutIsTerminal() && !process.env.NO_COLOR;
+}
+
+/** A text as a line (a line break added unless it ends with one) to standard output (1) or error (2). */
+export function writeLine(fd: 1 | 2, text: string): void {
+	const line = text.endsWith("\n") ? text : `${text}\n`;
+	if (fd === 1) writeStdout(line);
+	else process.stderr.write(line);
+}
+
 /** Writes `text` to standard output. When the reader is gone (`… | head`), the process ends quietly (exit 0). */
 export function writeStdout(text: string): void {
 	let rest: Buffer | string = text;
