@@ -15,7 +15,7 @@ import { idleMsOf, serverWanted, socketOf, workspaceArgument } from "../../src/c
 import { askControl, askServer } from "../../src/cli/queryServer/client.ts";
 import type { ServerHello } from "../../src/cli/queryServer/messages.ts";
 import { waitFor } from "../helpers/waitFor.ts";
-import { fixtureWorkspace } from "../helpers/workspace.ts";
+import { fixtureWorkspace, generatedWorkspace } from "../helpers/workspace.ts";
 
 const exec = promisify(execFile);
 const BIN = join(process.cwd(), "bin", "pbot-history.cjs");
@@ -208,6 +208,38 @@ describe("the query server", () => {
 		const server = await ready(ws.workspace);
 		await waitFor(() => children.filter((c) => alive(c.pid as number)).length === 1, "one server to be left", 15_000);
 		expect(alive(server.pid)).toBe(true);
+	});
+});
+
+describe("the query server's progress", () => {
+	it("sends a command's progress to a client whose stderr is a terminal, and clears it before the answer", async () => {
+		const made = await generatedWorkspace("pbot-server-progress-");
+		try {
+			const day = Date.UTC(2026, 0, 1);
+			await made.write(1, { profile: "chat", targetBytes: 20_000, startMs: day });
+			const args = ["search", "the", "-s", "sessions", "--agent-dir", "agent", "--json"];
+			expect((await bin(made.workspace, args)).code).toBe(0);
+			const server = await ready(made.workspace);
+			// New session files the next search reads first: enough of them to show how far it is.
+			for (let n = 2; n < 10; n++) await made.write(n, { profile: "chat", targetBytes: 20_000, startMs: day + n * 3_600_000 });
+			const shown: (string | undefined)[] = [];
+			const writes: string[] = [];
+			const asked = await askServer(
+				socketOf(made.workspace) as string,
+				{ argv: args, cwd: made.workspace, color: false, status: true, build: server.build },
+				{ write: (_fd, text) => void writes.push(text), status: (text) => void shown.push(text) },
+			);
+			expect(asked).toEqual({ kind: "answered", code: 0 });
+			expect(shown[0]).toMatch(/^pbot: reading sessions 0\/\d+$/);
+			expect(shown.at(-1)).toBeUndefined();
+			// The answer is what the command prints alone, now that the files are read.
+			const own = await bin(made.workspace, args, { PBOT_HISTORY_SERVER: "off" });
+			expect(writes.join("")).toBe(own.stdout.replace(/\n$/, ""));
+			await askControl(socketOf(made.workspace) as string, "stop");
+			await waitFor(() => !alive(server.pid), "the server to end");
+		} finally {
+			await rm(made.workspace, { recursive: true, force: true });
+		}
 	});
 });
 

@@ -17,15 +17,11 @@
  */
 import { lstatSync, renameSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { piAgentDir } from "../../integrations/pi/history/agentDir.ts";
-import { FolderWatch } from "../../integrations/pi/history/folderWatch.ts";
-import type { HistoryService } from "../../services/history/service/historyService.ts";
+import { dirname, join } from "node:path";
 import type { CliIo } from "../main.ts";
-import { workspaceOf, type WorkspaceOptions } from "../workspaceOptions.ts";
-import { checkedOptions, openFromOptions } from "../workspaceService.ts";
 import { SERVED_COMMANDS, socketOf } from "./address.ts";
 import { askControl } from "./client.ts";
+import { KeptServices } from "./keptServices.ts";
 import { line, lineReader, PROTOCOL, type RunRequest, type ServerMessage, type ServerRequest } from "./messages.ts";
 
 export interface ServeOptions {
@@ -39,8 +35,6 @@ export interface ServeOptions {
 	readonly keepText: number;
 }
 
-/** Histories kept open at once (other `--sessions` or `--agent-dir`): the least recently used one is let go. */
-const MAX_OPEN = 2;
 /** How often the server looks whether its socket is still its own. */
 const CHECK_MS = 2000;
 
@@ -272,62 +266,6 @@ class ServerState {
 		}
 		this.server.close();
 		void this.queue.finally(() => this.ended());
-	}
-}
-
-/**
- * The histories the server keeps open, one per set of options (`--sessions`, `--agent-dir`), for
- * its own workspace only: a command naming another is marked `declined` (its client runs it).
- */
-class KeptServices {
-	/** Each open history (most recently used last), with the watch of its session folders. */
-	private readonly kept = new Map<string, { readonly service: HistoryService; readonly watch: FolderWatch }>();
-	/** Where the history's messages go: the command running's stderr and terminal. */
-	current: { say: (text: string) => void; status: ((text: string | undefined) => void) | undefined } = { say: () => {}, status: undefined };
-	/** The command running named another workspace. */
-	declined = false;
-
-	constructor(
-		private readonly workspace: string,
-		private readonly keepText: number,
-	) {}
-
-	readonly open = (opts: WorkspaceOptions, cwd: string): HistoryService => {
-		if (workspaceOf(opts, cwd) !== this.workspace) {
-			this.declined = true;
-			throw new Error("not this server's workspace");
-		}
-		// Checked each time, as each command's own process would (a folder deleted since: exit 2).
-		const checked = checkedOptions(opts, cwd);
-		const key = JSON.stringify([checked.sessionDirs ?? [], checked.agentDir ?? resolve(piAgentDir())]);
-		let kept = this.kept.get(key);
-		if (kept) this.kept.delete(key);
-		else {
-			const watch = new FolderWatch();
-			const service = openFromOptions(
-				opts,
-				cwd,
-				(text) => this.current.say(text),
-				(text) => this.current.status?.(text),
-				{ keepText: this.keepText, watch },
-			);
-			kept = { service, watch };
-		}
-		this.kept.set(key, kept);
-		for (const [old, { watch }] of this.kept)
-			if (this.kept.size > MAX_OPEN) {
-				watch.close();
-				this.kept.delete(old);
-			}
-		return kept.service;
-	};
-
-	all(): HistoryService[] {
-		return [...this.kept.values()].map((k) => k.service);
-	}
-
-	keptBytes(): number {
-		return this.all().reduce((sum, s) => sum + s.keptTextBytes, 0);
 	}
 }
 
