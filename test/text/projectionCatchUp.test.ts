@@ -3,9 +3,9 @@
  * It catches up after another process wrote archives, after it was deleted or cut short, after the
  * workspace was copied; and a query made while it is being rebuilt is complete.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
@@ -103,6 +103,38 @@ describe("the text projection catches up", () => {
 		expect((await readdir(textDir(workspace))).filter((n) => n.endsWith(".text")).length).toBe(
 			(await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length,
 		);
+	});
+
+	it("is made again silently while another process's rebuild, alive, remakes it (its note in the text folder), and with a warning once that process is gone", async () => {
+		const { workspace, open } = await setup();
+		const known = open();
+		await expectAnswersFromArchives(known, open);
+		// What `clear` leaves: the folder emptied, and a note naming the process that makes it again.
+		const note = async (pid: number) => {
+			await rm(textDir(workspace), { recursive: true });
+			await mkdir(textDir(workspace));
+			await writeFile(join(textDir(workspace), "remaking"), `${JSON.stringify({ pid, host: hostname() })}\n`);
+		};
+		const rebuilding = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"], { stdio: "ignore" });
+		try {
+			await note(rebuilding.pid as number);
+			// A new process (it knew nothing) and one that held every session's head: both answer, neither says "missing".
+			for (const service of [open(), known]) {
+				await expectAnswersFromArchives(service, open);
+				expect(service.takeWarnings()).toEqual([]);
+			}
+		} finally {
+			rebuilding.kill();
+		}
+		const ended = spawnSync(process.execPath, ["-e", "0"]).pid as number;
+		await note(ended);
+		const after = open();
+		await expectAnswersFromArchives(after, open);
+		expect(after.takeWarnings().join("\n")).toMatch(/search text rebuilt from the archives \(\d+ missing\)/);
+		// The dead process's note is gone; and a rebuild's own note goes once it has made everything again.
+		expect((await readdir(textDir(workspace))).includes("remaking")).toBe(false);
+		await open().rebuild();
+		expect((await readdir(textDir(workspace))).includes("remaking")).toBe(false);
 	});
 
 	it("is rebuilt, with a warning, when a file is cut short or is not a projection", async () => {

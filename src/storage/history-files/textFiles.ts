@@ -1,9 +1,11 @@
-import { readdirSync, promises as fsp } from "node:fs";
+import { readdirSync, rmSync, promises as fsp } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
 import { isValidId } from "../../services/history/model/ids.ts";
 import { PBOT_DIR } from "./archiveFiles.ts";
 import { sweepTemporaryFiles, sweepTemporaryFilesOf } from "./leftovers.ts";
+import { isAlive } from "./fileLock.ts";
 import { checkPbotFolder, makePbotFolder } from "./paths.ts";
 import { fileIdentity, openRegularFile, readRegularFile, readRegularFileChunks, removeRegularFileIf } from "./regularFile.ts";
 import { isTemporaryFile, replaceFileStreamed, replaceFileSync } from "./writeJsonAtomic.ts";
@@ -15,6 +17,8 @@ const SUFFIX = ".text";
 const HEADS_FILE = "heads.cache";
 /** Many sessions' projections in one file (a cache the projection checks entry by entry). */
 const PACK_FILE = "pack.cache";
+/** Written by `clear` while this process makes every projection again: `{ pid, host }`. */
+const REMAKING_FILE = "remaking";
 
 export function textDir(workspace: string): string {
 	return join(resolve(workspace), TEXT_DIR);
@@ -89,6 +93,30 @@ export function workspaceTextStore(workspace: string): TextStore {
 			checkPbotFolder(dirname(dir), dir);
 			await fsp.rm(dir, { recursive: true, force: true });
 			made = false;
+			// Said to other processes, whose searches would otherwise find every projection missing.
+			makePbotFolder(dirname(dir), dir);
+			made = true;
+			replaceFileSync(join(dir, REMAKING_FILE), Buffer.from(`${JSON.stringify({ pid: process.pid, host: hostname() })}\n`));
+		},
+		remakingElsewhere: () => {
+			const path = join(dir, REMAKING_FILE);
+			const note = readRegularFile(path)?.bytes;
+			if (!note) return false;
+			let holder: { pid?: unknown; host?: unknown };
+			try {
+				holder = JSON.parse(note.toString("utf8")) as typeof holder;
+			} catch {
+				return false;
+			}
+			if (typeof holder.pid !== "number" || holder.pid === process.pid) return false;
+			// (Another host's process cannot be asked: its note is taken at its word.)
+			if (holder.host !== hostname() || isAlive(holder.pid)) return true;
+			// Its process ended before it made them again (killed): what is missing is said from now on.
+			rmSync(path, { force: true });
+			return false;
+		},
+		remade: async () => {
+			await fsp.rm(join(dir, REMAKING_FILE), { force: true });
 		},
 		readHeads: async (options) => {
 			checkPbotFolder(dirname(dir), dir);

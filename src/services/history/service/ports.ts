@@ -138,9 +138,17 @@ export interface TextStore {
 	removeIf?(sessionId: string, identity: string): Promise<boolean>;
 	/**
 	 * Removes every projection, the heads and the pack: a rebuild makes them all again from the
-	 * archives (damage inside a document's words is found by no check a search can afford).
+	 * archives (damage inside a document's words is found by no check a search can afford). Leaves
+	 * a note that they were removed on purpose (`remakingElsewhere`), until `remade`.
 	 */
 	clear(): Promise<void>;
+	/**
+	 * Whether another process, alive, removed the projections on purpose (`clear`) and has not made
+	 * them again yet: a catch-up that finds them missing then makes them without a warning.
+	 */
+	remakingElsewhere?(): boolean;
+	/** The projections removed by this process's `clear` are made again: its note goes. */
+	remade?(): Promise<void>;
 }
 
 /** A stored file held open for reads by range (the text pack). */

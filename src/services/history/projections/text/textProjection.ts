@@ -303,7 +303,8 @@ export class TextProjection {
 		await Promise.all(writes);
 		this.sayStoreFailures();
 		if (text?.revision !== head.revision) return undefined;
-		this.options.warn(`search text rebuilt from the archives (1 ${why})`);
+		// (Not said when another process's rebuild removed it on purpose and is making it again.)
+		if (why === "damaged" || this.options.texts.remakingElsewhere?.() !== true) this.options.warn(`search text rebuilt from the archives (1 ${why})`);
 		this.checkedFiles.add(head.sessionId);
 		return text;
 	}
@@ -553,6 +554,10 @@ export class TextProjection {
 		// archive, and a catch-up in between makes it itself, silently — as for one behind its archive.
 		// (A session of this process's, its archive written and its projection not yet: an overlay.)
 		const knewNothing = this.heads.size === 0;
+		// Removed on purpose, here or by another process's rebuild still at work: made again silently
+		// (asked of the store once, when a projection is first found missing).
+		let onPurpose: boolean | undefined = this.remaking || undefined;
+		const removedOnPurpose = () => (onPurpose ??= this.options.texts.remakingElsewhere?.() === true);
 		// Rebuilt projections are written while the next are made (a few at a time).
 		const writes: Promise<void>[] = [];
 		// Nothing known of any session (no heads file, no pack: `text/` deleted, a copied workspace,
@@ -650,7 +655,7 @@ export class TextProjection {
 				if (read instanceof SessionText && (revision === undefined || read.revision === revision) && (read.hasCopyKeys || !keysWanted)) text = read;
 				else {
 					if (read === undefined) {
-						if ((known || knewNothing) && !this.overlays.has(id) && !this.remaking) rebuilt.missing++;
+						if ((known || knewNothing) && !this.overlays.has(id) && !removedOnPurpose()) rebuilt.missing++;
 					} else if (!(read instanceof SessionText)) rebuilt.damaged++;
 					// (Behind its archive, what another process's write leaves, or without the copy keys
 					// it now needs: caught up silently.)
@@ -673,7 +678,10 @@ export class TextProjection {
 		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
 		await Promise.all(writes);
 		this.sayStoreFailures();
-		if (only === undefined) this.remaking = false;
+		if (only === undefined && this.remaking) {
+			this.remaking = false;
+			await this.options.texts.remade?.();
+		}
 		// Projection files without an archive: looked for (a listing of every file) when a session
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
 		// warm-up) — not by every search.
