@@ -8,6 +8,7 @@ import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, 
 import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { FolderWatch } from "../../src/integrations/pi/history/folderWatch.ts";
 import { openWorkspaceHistory } from "../../src/integrations/pi/history/workspaceHistory.ts";
 import type { SessionArchive } from "../../src/services/history/projections/archive.ts";
 import type { HistoryService } from "../../src/services/history/service/historyService.ts";
@@ -266,6 +267,18 @@ describe("the text projection catches up", () => {
 			expect((await server.search({ query: `${word}-again` })).total).toBe(1);
 			await expectAnswersFromArchives(server, open);
 		}
+	});
+
+	it("reads the session files again when the archives are deleted under a process that watches its session folders (the query server, Pi)", async () => {
+		const { workspace, sessions, agentDir, open } = await setup();
+		const watching = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false, keepText: 64 << 20, watch: new FolderWatch() });
+		const before = await watching.sessions({ limit: 50 });
+		expect(before.total).toBeGreaterThan(0);
+		await watching.search({ query: "the" });
+		await rm(historyDir(workspace), { recursive: true });
+		// Its folder watch saw no session file change: the archives' listing says what is gone.
+		expect((await watching.sessions({ limit: 50 })).total).toBe(before.total);
+		await expectAnswersFromArchives(watching, open);
 	});
 
 	it("makes a new session's missing projection silently (its writer puts it right after the archive), and still warns for a known one", async () => {

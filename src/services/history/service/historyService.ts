@@ -370,7 +370,11 @@ export class HistoryService {
 			if (this.undiscovered === run) this.undiscovered = undefined;
 			// A refresh in a process that watches the session folders looks only at what changed.
 			const discovery = this.options.discovery;
-			const onlyChanged = skipUnchanged && !this.lookEverywhere;
+			// Archives gone under it (`.pi/pbot/history` deleted): their session files did not change, so
+			// every file is looked at again, and none is skipped for having been read by this process.
+			const archivesGone = skipUnchanged && (await this.archives.anyGone());
+			if (archivesGone) this.fingerprints.clear();
+			const onlyChanged = skipUnchanged && !this.lookEverywhere && !archivesGone;
 			this.lookEverywhere = false;
 			const { sources, warnings: discoveryWarnings } = (onlyChanged ? await discovery.changedSince?.() : undefined) ?? (await discovery.discover());
 			const warnings = [...this.warnings.splice(0), ...discoveryWarnings];

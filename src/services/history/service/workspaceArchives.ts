@@ -33,6 +33,22 @@ export class WorkspaceArchives {
 		return this.stored;
 	}
 
+	/**
+	 * Whether archives this process knew of are gone from the store (`.pi/pbot/history` deleted or
+	 * emptied under it); the stored ids are listed again then. From the store's revisions, which it
+	 * keeps while the folder is unchanged: a `stat` a query.
+	 */
+	async anyGone(): Promise<boolean> {
+		const now = await this.store.revisions?.();
+		if (!now || !this.stored) return false;
+		for (const id of this.stored)
+			if (!now.has(id)) {
+				await this.relist();
+				return true;
+			}
+		return false;
+	}
+
 	/** Lists the stored archives again (another process may have written some since). */
 	async relist(): Promise<void> {
 		this.stored = new Set(await this.store.list());
