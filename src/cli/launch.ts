@@ -23,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 import { cliBuild, SERVED_COMMANDS, serverWanted, socketOf, workspaceArgument } from "./queryServer/address.ts";
 import { askServer, type ClientIo } from "./queryServer/client.ts";
-import type { RunRequest } from "./queryServer/messages.ts";
+import { type RunRequest, SERVED_ENV } from "./queryServer/messages.ts";
 import { type FirstCommand, SERVE_ARGUMENT, startServer } from "./queryServer/startServer.ts";
 import { colorWanted, outputColumns, stderrIsTerminal, writeLine, writeStatus } from "./stdout.ts";
 
@@ -142,13 +142,17 @@ const BIN = join(bundleDir, "..", "..", "bin", "pbot-history.cjs");
 
 /** The command for a server: as typed, with the terminal and environment its output depends on. */
 function clientRequest(argv: readonly string[], cwd: string, build: string): Omit<RunRequest, "kind" | "protocol"> {
-	const agentDirEnv = process.env.PI_CODING_AGENT_DIR;
 	const columns = outputColumns();
+	const env: Record<string, string> = {};
+	for (const name of SERVED_ENV) {
+		const value = process.env[name];
+		if (value !== undefined) env[name] = value;
+	}
 	return {
 		build,
 		argv,
 		cwd,
-		...(agentDirEnv !== undefined ? { agentDirEnv } : {}),
+		env,
 		color: colorWanted(),
 		...(columns !== undefined ? { columns } : {}),
 		status: stderrIsTerminal(),

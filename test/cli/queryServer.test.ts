@@ -7,13 +7,15 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { cp, readdir, rename, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { idleMsOf, serverWanted, socketOf, workspaceArgument } from "../../src/cli/queryServer/address.ts";
 import { askControl, askServer } from "../../src/cli/queryServer/client.ts";
 import type { ServerHello } from "../../src/cli/queryServer/messages.ts";
+import { FIXTURES_DIR } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace, generatedWorkspace } from "../helpers/workspace.ts";
 
@@ -183,7 +185,7 @@ describe("the query server", () => {
 		const socket = socketOf(ws.workspace) as string;
 		const writes: string[] = [];
 		const io = { write: (_fd: 1 | 2, text: string) => void writes.push(text) };
-		const request = { argv: ["sessions", "-s", "pi-sessions"], cwd: ws.workspace, color: false, status: false };
+		const request = { argv: ["sessions", "-s", "pi-sessions"], cwd: ws.workspace, env: {}, color: false, status: false };
 		expect(await askServer(socket, { ...request, argv: ["sessions", "-w", ws.root], build: server.build }, io)).toEqual({ kind: "declined", why: "workspace" });
 		expect(await askServer(socket, { ...request, argv: ["ingest"], build: server.build }, io)).toEqual({ kind: "declined", why: "command" });
 		expect(await askServer(socket, { ...request, build: "another build" }, io)).toEqual({ kind: "declined", why: "build" });
@@ -197,6 +199,47 @@ describe("the query server", () => {
 		await new Promise((r) => setTimeout(r, 1500));
 		expect(existsSync(socketOf(ws.workspace) as string)).toBe(false);
 		expect((await bin(ws.workspace, ["server"], { PBOT_HISTORY_SERVER: "off" })).stdout).toContain("PBOT_HISTORY_SERVER turns them off");
+	});
+
+	it("reads Pi's folder as the command's own environment says: its HOME, a PI_CODING_AGENT_DIR relative to its folder", async () => {
+		// A workspace of its own, with Pi's folder for it under two homes, other sessions in each.
+		const root = await mkdtemp(join(tmpdir(), "pbot-server-home-"));
+		const workspace = join(root, "project");
+		const native = (agent: string) => join(agent, "sessions", `--${workspace.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
+		const names = (await readdir(FIXTURES_DIR)).filter((n) => n.endsWith(".jsonl") && n.startsWith("2026")).sort();
+		const home = async (name: string, files: readonly string[]) => {
+			const dir = native(join(root, name, ".pi", "agent"));
+			await mkdir(dir, { recursive: true });
+			for (const file of files) {
+				const [first, ...rest] = (await readFile(join(FIXTURES_DIR, file), "utf8")).split("\n");
+				await writeFile(join(dir, file), [JSON.stringify({ ...JSON.parse(first as string), cwd: workspace }), ...rest].join("\n"));
+			}
+			return join(root, name);
+		};
+		try {
+			const homeA = await home("homeA", names.slice(0, 2));
+			const homeC = await home("homeC", names.slice(2, 4));
+			const homeD = await home("homeD", names.slice(4, 6));
+			const sub = join(workspace, "sub");
+			await mkdir(sub, { recursive: true });
+			await bin(workspace, ["sessions"], { HOME: homeA });
+			const server = await ready(workspace);
+			// Through the server first: had it read its own HOME's folder, these sessions would be missing.
+			for (const [cwd, env, total] of [
+				[workspace, { HOME: homeC }, 4],
+				[sub, { HOME: homeA, PI_CODING_AGENT_DIR: "../../homeD/.pi/agent" }, 6],
+			] as const) {
+				const args = ["sessions", "-w", workspace, "--json"];
+				const served = await bin(cwd, args, env);
+				expect((JSON.parse(served.stdout) as { total: number }).total).toBe(total);
+				expect(served).toEqual(await bin(cwd, args, { ...env, PBOT_HISTORY_SERVER: "off" }));
+			}
+			expect(((await askControl(socketOf(workspace) as string, "status")) as ServerHello).answered).toBe(server.answered + 2);
+			await askControl(socketOf(workspace) as string, "stop");
+			await waitFor(() => !alive(server.pid), "the server to end");
+		} finally {
+			await rm(root, { recursive: true, force: true });
+		}
 	});
 
 	it("started twice at once, one stays", async () => {
@@ -226,7 +269,7 @@ describe("the query server's progress", () => {
 			const writes: string[] = [];
 			const asked = await askServer(
 				socketOf(made.workspace) as string,
-				{ argv: args, cwd: made.workspace, color: false, status: true, build: server.build },
+				{ argv: args, cwd: made.workspace, env: {}, color: false, status: true, build: server.build },
 				{ write: (_fd, text) => void writes.push(text), status: (text) => void shown.push(text) },
 			);
 			expect(asked).toEqual({ kind: "answered", code: 0 });

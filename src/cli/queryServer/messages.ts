@@ -6,8 +6,11 @@
  * lines of text.
  */
 
-/** Bumped when a message changes meaning: a server of another version declines (`build`). */
+/** Bumped when a message changes meaning: a server of another version declines (`protocol`). */
 export const PROTOCOL = 1;
+
+/** The environment variables a command's answer depends on, which a client sends and the server sets for it. */
+export const SERVED_ENV = ["PI_CODING_AGENT_DIR", "HOME"] as const;
 
 /** A command to run, as the person typed it, with what its output depends on. */
 export interface RunRequest {
@@ -16,9 +19,13 @@ export interface RunRequest {
 	/** The build of the CLI the client runs (`cliBuild`): a server of another build declines and ends. */
 	readonly build: string;
 	readonly argv: readonly string[];
+	/** The client's folder: the server runs the command there (`process.chdir`), as the client would. */
 	readonly cwd: string;
-	/** `PI_CODING_AGENT_DIR` of the client's environment (where Pi's sessions are; unset: `~/.pi/agent`). */
-	readonly agentDirEnv?: string;
+	/**
+	 * What of the client's environment the CLI reads (`SERVED_ENV`): where Pi's sessions are
+	 * (`PI_CODING_AGENT_DIR`, relative to `cwd` when relative; unset: `~/.pi/agent` of `HOME`).
+	 */
+	readonly env: Readonly<Record<string, string>>;
 	/** Highlight matches (the client's stdout is a terminal and NO_COLOR is unset). */
 	readonly color: boolean;
 	/** The width human output fits in (the client's terminal, or `COLUMNS`). */

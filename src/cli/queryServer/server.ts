@@ -22,7 +22,7 @@ import type { CliIo } from "../main.ts";
 import { SERVED_COMMANDS, socketOf } from "./address.ts";
 import { askControl } from "./client.ts";
 import { KeptServices } from "./keptServices.ts";
-import { line, lineReader, PROTOCOL, type RunRequest, type ServerMessage, type ServerRequest } from "./messages.ts";
+import { line, lineReader, PROTOCOL, type RunRequest, SERVED_ENV, type ServerMessage, type ServerRequest } from "./messages.ts";
 
 export interface ServeOptions {
 	/** The command that started the server, run again (its output dropped) to open what it opened, and its workspace. */
@@ -114,6 +114,8 @@ class ServerState {
 	 */
 	private async warm(): Promise<void> {
 		try {
+			// (In the first command's folder, as the commands that follow: see `run`.)
+			process.chdir(this.options.first.cwd);
 			await this.options.runCli(
 				this.options.first.argv,
 				this.io(this.options.first.cwd, () => {}),
@@ -172,9 +174,18 @@ class ServerState {
 
 	private async run(connection: Socket, request: RunRequest): Promise<void> {
 		if (connection.destroyed) return;
-		// The command's environment where the CLI reads it: Pi's agent folder (commands run one at a time).
-		if (request.agentDirEnv === undefined) delete process.env.PI_CODING_AGENT_DIR;
-		else process.env.PI_CODING_AGENT_DIR = request.agentDirEnv;
+		// The command's folder and environment, where the CLI reads them (commands run one at a time):
+		// a relative `PI_CODING_AGENT_DIR` or `~` is the client's, not this process's.
+		for (const name of SERVED_ENV) {
+			const value = request.env?.[name];
+			if (value === undefined) delete process.env[name];
+			else process.env[name] = value;
+		}
+		try {
+			process.chdir(request.cwd);
+		} catch {
+			return this.reply(connection, { t: "declined", why: "workspace" });
+		}
 		const writes: [1 | 2, string][] = [];
 		const io = this.io(request.cwd, (fd, text) => writes.push([fd, text]), request);
 		this.services.declined = false;
