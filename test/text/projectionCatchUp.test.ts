@@ -281,6 +281,22 @@ describe("the text projection catches up", () => {
 		await expectAnswersFromArchives(watching, open);
 	});
 
+	it("is made again, with a warning, when the text folder is deleted under a process that keeps the text in memory", async () => {
+		const { workspace, sessions, agentDir, open } = await setup();
+		const keeping = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false, keepText: 64 << 20, watch: new FolderWatch() });
+		await keeping.warm({ texts: true });
+		await expectAnswersFromArchives(keeping, open);
+		keeping.takeWarnings();
+		await rm(textDir(workspace), { recursive: true });
+		await expectAnswersFromArchives(keeping, open);
+		const archives = (await readdir(historyDir(workspace))).filter((n) => n.endsWith(".json")).length;
+		expect(keeping.takeWarnings()).toEqual([`search text rebuilt from the archives (${archives} missing)`]);
+		// Made again for every other process too: one that opens the workspace now finds it whole.
+		const other = open();
+		await expectAnswersFromArchives(other, open);
+		expect(other.takeWarnings()).toEqual([]);
+	});
+
 	it("makes a new session's missing projection silently (its writer puts it right after the archive), and still warns for a known one", async () => {
 		const { workspace, sessions, agentDir, open } = await setup();
 		const pi = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, promises as fsp } from "node:fs";
+import { readdirSync, rmSync, statSync, promises as fsp } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import type { TextStore } from "../../services/history/service/ports.ts";
@@ -114,6 +114,10 @@ export function workspaceTextStore(workspace: string): TextStore {
 			// Its process ended before it made them again (killed): what is missing is said from now on.
 			rmSync(path, { force: true });
 			return false;
+		},
+		folderIdentity: () => {
+			const stat = statSync(dir, { throwIfNoEntry: false });
+			return stat ? `${stat.dev}:${stat.ino}` : undefined;
 		},
 		remade: async () => {
 			await fsp.rm(join(dir, REMAKING_FILE), { force: true });

@@ -149,6 +149,8 @@ export interface TextStore {
 	remakingElsewhere?(): boolean;
 	/** The projections removed by this process's `clear` are made again: its note goes. */
 	remade?(): Promise<void>;
+	/** The folder's identity (device and inode), `undefined` when there is none: it changes when the folder is deleted or made again. */
+	folderIdentity?(): string | undefined;
 }
 
 /** A stored file held open for reads by range (the text pack). */

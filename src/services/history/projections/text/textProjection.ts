@@ -97,6 +97,8 @@ export class TextProjection {
 	private readonly stored: StoredTexts;
 	/** The bodies kept between searches (`keepText`), if any. */
 	private readonly kept: KeptBodies | undefined;
+	/** The text folder's identity when this process last looked (`forgetIfFolderReplaced`). */
+	private keptFolder: string | undefined;
 	/**
 	 * Sessions whose projection file this search found to be of the revision held (`slice`): a
 	 * search may read sessions from the pack, and the file is then checked before a shown hit's
@@ -181,6 +183,26 @@ export class TextProjection {
 			this.searches++;
 			return after();
 		});
+	}
+
+	/**
+	 * A process that keeps text searches what it keeps, not the files: were the text folder deleted
+	 * (or made again) under it, it would not notice, and the files would stay missing for every
+	 * other process. So each catch-up looks at the folder's identity (a `stat`); when it changed,
+	 * what was kept and read is forgotten, and the catch-up reads the files as a new process does
+	 * (making again, and saying, what is missing).
+	 */
+	private forgetIfFolderReplaced(): void {
+		const now = this.options.texts.folderIdentity?.();
+		if (this.keptFolder !== undefined && now !== this.keptFolder) {
+			this.kept?.clear();
+			this.heads.clear();
+			this.headsFileRead = false;
+			this.cachedRevisions.clear();
+			this.checkedFiles.clear();
+			this.packedSlices.clear();
+		}
+		this.keptFolder = now;
 	}
 
 	/** Bytes of session text this process keeps in memory between searches (`keepText`). */
@@ -507,6 +529,7 @@ export class TextProjection {
 	}
 
 	private async catchUpNow(visit: ((text: SessionText, head: SessionText) => void) | undefined, only: string | undefined, how: CatchUpHow): Promise<void> {
+		if (this.kept) this.forgetIfFolderReplaced();
 		// A scan of every session reads those the pack holds from it (one open); another catch-up
 		// opens it only for a session with no file of its own.
 		const scanPack = visit !== undefined && only === undefined ? await this.stored.openPack() : undefined;
