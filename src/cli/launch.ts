@@ -21,7 +21,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
-import { cliBuild, SERVED_COMMANDS, serverWanted, socketOf, workspaceArgument } from "./queryServer/address.ts";
+import { cliBuild, SERVED_COMMANDS, serverWanted, socketOf, socketOwnedByUs, workspaceArgument } from "./queryServer/address.ts";
 import { askServer, type ClientIo } from "./queryServer/client.ts";
 import { type RunRequest, SERVED_ENV } from "./queryServer/messages.ts";
 import { type FirstCommand, SERVE_ARGUMENT, startServer } from "./queryServer/startServer.ts";
@@ -110,14 +110,16 @@ export async function runBin(argv: readonly string[]): Promise<void> {
 	const socket = socketOf(workspace);
 	const build = cliBuild(CLI_SCRIPT);
 	let start = false;
-	if (socket !== undefined) {
+	// Another user's server (root in a workspace where another user queried): not asked, not replaced.
+	if (socket !== undefined && socketOwnedByUs(socket) !== false) {
 		const asked = await askServer(socket, clientRequest(argv, cwd, build), clientIo());
 		if (asked.kind === "answered") {
 			process.exitCode = asked.code;
 			return;
 		}
-		// (Declined for its build: that server is ending, and one of this build takes its place.)
-		start = asked.kind === "none" || (asked.kind === "declined" && asked.why === "build");
+		// (Declined for its build: that server is ending, and one of this build takes its place. Silent:
+		// stopped or hung; another takes its socket over, and it ends once it sees that.)
+		start = asked.kind === "none" || (asked.kind === "declined" && asked.why === "build") || (asked.kind === "failed" && asked.silent === true);
 	}
 	const code = await (await cliFor(argv))(argv);
 	process.exitCode = code;

@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chown, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -219,7 +219,7 @@ describe("the query server", () => {
 		try {
 			const homeA = await home("homeA", names.slice(0, 2));
 			const homeC = await home("homeC", names.slice(2, 4));
-			const homeD = await home("homeD", names.slice(4, 6));
+			await home("homeD", names.slice(4, 6));
 			const sub = join(workspace, "sub");
 			await mkdir(sub, { recursive: true });
 			await bin(workspace, ["sessions"], { HOME: homeA });
@@ -239,6 +239,52 @@ describe("the query server", () => {
 			await waitFor(() => !alive(server.pid), "the server to end");
 		} finally {
 			await rm(root, { recursive: true, force: true });
+		}
+	});
+
+	it("stopped (SIGSTOP), costs a query its wait for a hello, which then answers by itself and starts a server that takes the socket over", async () => {
+		await bin(ws.workspace, ["sessions", "-s", "pi-sessions"]);
+		const stopped = await ready(ws.workspace);
+		process.kill(stopped.pid, "SIGSTOP");
+		try {
+			const socket = socketOf(ws.workspace) as string;
+			const said = await bin(ws.workspace, ["server"]);
+			expect(said.stdout).toContain("does not answer (stopped or hung?)");
+			const own = await bin(ws.workspace, ["search", "owner", "-s", "pi-sessions"], { PBOT_HISTORY_SERVER: "off" });
+			expect(await bin(ws.workspace, ["search", "owner", "-s", "pi-sessions"])).toEqual(own);
+			const next = await ready(ws.workspace);
+			expect(next.pid).not.toBe(stopped.pid);
+			pids.push(next.pid);
+			expect(statSync(socket).isSocket()).toBe(true);
+		} finally {
+			process.kill(stopped.pid, "SIGCONT");
+		}
+		// Running again, it finds its socket taken over, and ends.
+		await waitFor(() => !alive(stopped.pid), "the stopped server to end once it runs again", 15_000);
+	});
+
+	it("is not asked when its socket is another user's (root in a workspace where another user queried)", async () => {
+		if (process.getuid?.() !== 0) return; // (only root can make a socket another user's)
+		const socket = socketOf(ws.workspace) as string;
+		const { createServer } = await import("node:net");
+		// One that would answer, with its own rights: what it says must not be printed.
+		const theirs = createServer((c) => {
+			c.write(
+				`${JSON.stringify({ t: "hello", pid: 1, workspace: ws.workspace, build: "theirs", since: 0, idleUntil: 0, keptBytes: 0, answered: 0, warming: false })}\n`,
+			);
+			c.on("data", () => c.end(`${JSON.stringify({ t: "done", code: 0, writes: [[1, "answered by another user's server"]] })}\n`));
+		});
+		await new Promise<void>((ok) => theirs.listen(socket, () => ok()));
+		try {
+			await chown(socket, 65534, 65534);
+			const own = await bin(ws.workspace, ["search", "owner", "-s", "pi-sessions"], { PBOT_HISTORY_SERVER: "off" });
+			expect(await bin(ws.workspace, ["search", "owner", "-s", "pi-sessions"])).toEqual(own);
+			// Not replaced by a server of this user's.
+			await new Promise((r) => setTimeout(r, 1500));
+			expect(statSync(socket).uid).toBe(65534);
+		} finally {
+			await new Promise((ok) => theirs.close(ok));
+			await rm(socket, { force: true });
 		}
 	});
 
@@ -303,10 +349,16 @@ describe("what a query server is asked with", () => {
 		expect(idleMsOf({ PBOT_HISTORY_SERVER_IDLE: "30" })).toBe(30_000);
 		expect(idleMsOf({ PBOT_HISTORY_SERVER_IDLE: "soon" })).toBe(600_000);
 		expect(idleMsOf({})).toBe(600_000);
+		// Longer than a timer can wait (it would fire at once): as long as one can.
+		expect(idleMsOf({ PBOT_HISTORY_SERVER_IDLE: "3000000" })).toBe(2 ** 31 - 1);
 	});
 
 	it("has no socket where the path would be too long for one", () => {
 		expect(socketOf("/short")).toBe("/short/.pi/pbot/query-server.sock");
 		expect(socketOf(`/${"x".repeat(120)}`)).toBeUndefined();
+		// Room for a starting server's own socket, its pid in the name: 92 bytes at most.
+		const at = (bytes: number) => `/${"x".repeat(bytes - 1 - "/.pi/pbot/query-server.sock".length)}`;
+		expect(socketOf(at(92))?.length).toBe(92);
+		expect(socketOf(at(93))).toBeUndefined();
 	});
 });

@@ -4,7 +4,7 @@
  * history open, its search text in memory, and answers the next query commands, which then pay
  * Node's start and a connection instead of opening the history again.
  */
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 /** The query commands a server answers: they read the history and write nothing a person asked for. */
@@ -21,9 +21,21 @@ export const SOCKET_NAME = "query-server.sock";
 
 /**
  * The longest socket path in bytes: the system's limit is 108 with the closing zero on Linux, 104
- * on macOS. A workspace deeper than that gets no server (each command opens the history itself).
+ * on macOS; a starting server's own socket is longer by its pid (`query-server.<pid>.sock`, up to
+ * ten digits and a dot). A workspace deeper than that gets no server (each command opens the
+ * history itself).
  */
-const MAX_SOCKET_PATH = 100;
+const MAX_SOCKET_PATH = 103 - 11;
+
+/**
+ * Whether the socket at `path` is this user's (a server another user started, as root may find one,
+ * would answer with that user's rights): `undefined` when there is none.
+ */
+export function socketOwnedByUs(path: string): boolean | undefined {
+	const stat = lstatSync(path, { throwIfNoEntry: false });
+	if (!stat) return undefined;
+	return stat.isSocket() && (process.getuid === undefined || stat.uid === process.getuid());
+}
 
 /** Whether the environment lets commands use and start servers (not on Windows: no Unix sockets there). */
 export function serverWanted(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
@@ -35,8 +47,12 @@ export function serverWanted(env: NodeJS.ProcessEnv = process.env, platform: Nod
 /** How long a server waits for the next command, in ms (`PBOT_HISTORY_SERVER_IDLE`, seconds; a bad value: the default). */
 export function idleMsOf(env: NodeJS.ProcessEnv = process.env): number {
 	const set = Number(env[IDLE_ENV]);
-	return (env[IDLE_ENV] !== undefined && Number.isFinite(set) && set > 0 ? set : DEFAULT_IDLE_SECONDS) * 1000;
+	const seconds = env[IDLE_ENV] !== undefined && Number.isFinite(set) && set > 0 ? set : DEFAULT_IDLE_SECONDS;
+	// (At most what a timer can wait, ≈ 24.8 days: a longer one fires at once, and "never end" ended the server.)
+	return Math.min(seconds * 1000, MAX_TIMER_MS);
 }
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The socket of the workspace's server, or `undefined` when its path is too long for one. */
 export function socketOf(workspace: string): string | undefined {

@@ -22,8 +22,12 @@ export type Asked =
 	| { readonly kind: "none" }
 	/** A server is there and did not run the command (`build`: it is of another build, and ends now). */
 	| { readonly kind: "declined"; readonly why: string }
-	/** The connection failed or broke, or the server did not say hello in time. */
-	| { readonly kind: "failed"; readonly why: string };
+	/**
+	 * The connection failed or broke, or (`silent`) a process holds the socket and says nothing: no
+	 * hello in time, or no word for `SILENT_MS` while the command waits (a stopped or hung server:
+	 * the caller may start another, which takes the socket over).
+	 */
+	| { readonly kind: "failed"; readonly why: string; readonly silent?: true };
 
 /** Where the client writes what the server answers. */
 export interface ClientIo {
@@ -37,6 +41,13 @@ export interface ClientIo {
  * (tens of ms). One that does not is not waited for: the command runs in its own process.
  */
 export const HELLO_MS = 2000;
+
+/**
+ * How long a command waits without a word from the server: a server sends `alive` every
+ * `ALIVE_MS` (`server.ts`) while a command waits for its turn or runs, so one that says nothing for
+ * this long is stopped or hung, and the command runs in its own process.
+ */
+export const SILENT_MS = 5000;
 
 /** Asks the server at `socket` to run `request`, writing its answer to `io`. */
 export async function askServer(socket: string, request: Omit<RunRequest, "kind" | "protocol">, io: ClientIo, helloMs = HELLO_MS): Promise<Asked> {
@@ -57,6 +68,12 @@ export async function askServer(socket: string, request: Omit<RunRequest, "kind"
 
 /** What the server at `socket` is (`undefined`: none answers there), or (`stop`) asks it to end. */
 export async function askControl(socket: string, kind: "status" | "stop", helloMs = HELLO_MS): Promise<ServerHello | undefined> {
+	const { hello } = await control(socket, kind, helloMs);
+	return hello;
+}
+
+/** `askControl`, with what came of asking when no server answered (none there, or a silent one). */
+export async function control(socket: string, kind: "status" | "stop", helloMs = HELLO_MS): Promise<{ readonly hello?: ServerHello; readonly asked: Asked }> {
 	let hello: ServerHello | undefined;
 	const asked = await exchange(socket, { kind, protocol: PROTOCOL }, helloMs, (message, finish) => {
 		if (message.t === "hello") {
@@ -64,7 +81,7 @@ export async function askControl(socket: string, kind: "status" | "stop", helloM
 			if (kind === "status") finish({ kind: "answered", code: 0 });
 		} else if (message.t === "stopping") finish({ kind: "answered", code: 0 });
 	});
-	return asked.kind === "answered" ? hello : undefined;
+	return asked.kind === "answered" && hello ? { hello, asked } : { asked };
 }
 
 /**
@@ -90,16 +107,16 @@ async function exchange(
 			connection.destroy();
 			resolveAsked(outcome);
 		};
-		const timer = setTimeout(() => finish({ kind: "failed", why: `no answer within ${helloMs} ms` }), helloMs);
+		let timer = setTimeout(() => finish({ kind: "failed", why: `no hello within ${helloMs} ms`, silent: true }), helloMs);
 		connection.setEncoding("utf8");
 		connection.on("connect", () => connection.write(line(request as never)));
 		const read = lineReader<ServerMessage>((message) => {
 			if (done) return;
-			if (!helloSeen) {
-				if (message.t !== "hello") return finish({ kind: "failed", why: "the server did not say hello" });
-				helloSeen = true;
-				clearTimeout(timer);
-			}
+			if (!helloSeen && message.t !== "hello") return finish({ kind: "failed", why: "the server did not say hello" });
+			helloSeen = true;
+			// Any word from the server: it is alive (`alive` says nothing else).
+			clearTimeout(timer);
+			timer = setTimeout(() => finish({ kind: "failed", why: `no word from the server for ${SILENT_MS} ms`, silent: true }), SILENT_MS);
 			each(message, finish);
 		});
 		connection.on("data", (chunk: string) => {

@@ -61,6 +61,8 @@ export interface ServerHello {
 
 export type ServerMessage =
 	| ServerHello
+	/** Sent every `ALIVE_MS` while a command waits for its turn or runs: the server is not hung. */
+	| { readonly t: "alive" }
 	/** A line of progress for a terminal (`undefined` clears it). */
 	| { readonly t: "status"; readonly text?: string }
 	/**

@@ -37,6 +37,8 @@ export interface ServeOptions {
 
 /** How often the server looks whether its socket is still its own. */
 const CHECK_MS = 2000;
+/** How often a waiting command's client hears that the server is alive (well within the client's `SILENT_MS`). */
+const ALIVE_MS = 1000;
 
 /** Serves until the server ends; resolves then (the process may exit). */
 export async function serveQueries(options: ServeOptions): Promise<void> {
@@ -158,7 +160,10 @@ class ServerState {
 		} else if (request.kind === "status") connection.end();
 		else if (request.kind === "run") {
 			this.touch();
-			this.queue = this.queue.then(() => this.run(connection, request));
+			// A word while the command waits for its turn or runs, so that its client can tell a busy
+			// server from a stopped one (`SILENT_MS`).
+			const alive = setInterval(() => this.send(connection, { t: "alive" }), ALIVE_MS);
+			this.queue = this.queue.then(() => this.run(connection, request)).finally(() => clearInterval(alive));
 		}
 	}
 
