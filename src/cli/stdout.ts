@@ -88,13 +88,22 @@ export function wroteThroughStream(): boolean {
 }
 
 let pipeGuarded = false;
-/** `pbot-history search x | head` through the stream: when the reader goes away, stop quietly instead of crashing on EPIPE. */
+/**
+ * `pbot-history search x | head` through the stream: when the reader goes away, stop quietly
+ * instead of crashing on EPIPE. Any other failure to write (a full device: `> /dev/full`) is said in
+ * one line and exits 1: thrown from here it printed a stack trace under a line of the bundle.
+ */
 function guardClosedPipe(): void {
 	if (pipeGuarded) return;
 	pipeGuarded = true;
 	process.stdout.on("error", (err: NodeJS.ErrnoException) => {
 		if (err.code === "EPIPE") process.exit(0);
-		throw err;
+		try {
+			writeSync(2, `pbot-history: cannot write to standard output: ${err.message}\n`);
+		} catch {
+			// (Standard error failing too: the exit code says it.)
+		}
+		process.exit(1);
 	});
 }
 

@@ -3,7 +3,8 @@
  * every byte in order even when a pipe is full and non-blocking, and a reader that goes away ends
  * the process quietly. Each case in a process of its own, whose fd 1 is what the case needs.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { FIXTURES_DIR as SAMPLE } from "../helpers/fixtures.ts";
 import { foldersRemovedAfter } from "../helpers/cleanups.ts";
@@ -81,5 +82,17 @@ describe("standard output", () => {
 		const ran = await run(["bin/pbot-history.cjs", "search", "the", "--json", ...where], undefined);
 		expect(ran.stderr).toBe("");
 		expect(ran.code).toBe(0);
+	});
+
+	it("says in one line that it cannot write its output to a full device, and exits 1", async () => {
+		if (!existsSync("/dev/full")) return; // (Linux's device that is always full)
+		const out = openSync("/dev/full", "w");
+		try {
+			const ran = spawnSync(process.execPath, ["bin/pbot-history.cjs", "--help"], { stdio: ["ignore", out, "pipe"], encoding: "utf8" });
+			expect(ran.status).toBe(1);
+			expect(ran.stderr).toBe("pbot-history: cannot write to standard output: ENOSPC: no space left on device, write\n");
+		} finally {
+			closeSync(out);
+		}
 	});
 });
