@@ -119,7 +119,7 @@ export function workspaceTextStore(workspace: string): TextStore {
 			const stat = statSync(dir, { throwIfNoEntry: false });
 			return stat ? `${stat.dev}:${stat.ino}` : undefined;
 		},
-		remade: async () => {
+		doneRemaking: async () => {
 			await fsp.rm(join(dir, REMAKING_FILE), { force: true });
 		},
 		readHeads: async (options) => {

@@ -139,7 +139,7 @@ export interface TextStore {
 	/**
 	 * Removes every projection, the heads and the pack: a rebuild makes them all again from the
 	 * archives (damage inside a document's words is found by no check a search can afford). Leaves
-	 * a note that they were removed on purpose (`remakingElsewhere`), until `remade`.
+	 * a note that they were removed on purpose (`remakingElsewhere`), until `doneRemaking`.
 	 */
 	clear(): Promise<void>;
 	/**
@@ -148,7 +148,7 @@ export interface TextStore {
 	 */
 	remakingElsewhere?(): boolean;
 	/** The projections removed by this process's `clear` are made again: its note goes. */
-	remade?(): Promise<void>;
+	doneRemaking?(): Promise<void>;
 	/** The folder's identity (device and inode), `undefined` when there is none: it changes when the folder is deleted or made again. */
 	folderIdentity?(): string | undefined;
 }

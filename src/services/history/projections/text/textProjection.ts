@@ -194,15 +194,18 @@ export class TextProjection {
 	 */
 	private forgetIfFolderReplaced(): void {
 		const now = this.options.texts.folderIdentity?.();
-		if (this.keptFolder !== undefined && now !== this.keptFolder) {
-			this.kept?.clear();
-			this.heads.clear();
-			this.headsFileRead = false;
-			this.cachedRevisions.clear();
-			this.checkedFiles.clear();
-			this.packedSlices.clear();
-		}
+		if (this.keptFolder !== undefined && now !== this.keptFolder) this.forgetWhatWasRead();
 		this.keptFolder = now;
+	}
+
+	/** Forgets what was read of the stored projections (heads, kept bodies, checks): the next catch-up reads them as a new process does. */
+	private forgetWhatWasRead(): void {
+		this.heads.clear();
+		this.kept?.clear();
+		this.headsFileRead = false;
+		this.cachedRevisions.clear();
+		this.checkedFiles.clear();
+		this.packedSlices.clear();
 	}
 
 	/** Bytes of session text this process keeps in memory between searches (`keepText`). */
@@ -360,12 +363,7 @@ export class TextProjection {
 	remakeAll(): Promise<void> {
 		return this.inTurn(async () => {
 			await this.options.texts.clear();
-			this.heads.clear();
-			this.kept?.clear();
-			this.headsFileRead = false;
-			this.cachedRevisions.clear();
-			this.checkedFiles.clear();
-			this.packedSlices.clear();
+			this.forgetWhatWasRead();
 			this.stored.releaseSlices();
 			this.unstored.clear();
 			this.remaking = true;
@@ -703,7 +701,7 @@ export class TextProjection {
 		this.sayStoreFailures();
 		if (only === undefined && this.remaking) {
 			this.remaking = false;
-			await this.options.texts.remade?.();
+			await this.options.texts.doneRemaking?.();
 		}
 		// Projection files without an archive: looked for (a listing of every file) when a session
 		// was seen to go, when files were made again, and by a catch-up that packs (an ingest, Pi's
