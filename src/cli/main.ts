@@ -14,7 +14,7 @@ import { packageVersion } from "./packageVersion.ts";
 import { addQueryCommands, FLAG_OF_PARAMETER } from "./queryCommands.ts";
 import { colorWanted, outputColumns, stderrIsTerminal, writeLine, writeStatus } from "./stdout.ts";
 import { UsageError } from "./usageError.ts";
-import { addWorkspaceOptions, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { addWorkspaceOptions, workspaceFolder, workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
 import type { OpenService } from "./workspaceService.ts";
 import type { FirstCommand } from "./queryServer/startServer.ts";
 
@@ -274,7 +274,7 @@ function buildProgram(io: CliIo): Command {
 		.option("--json", "print what the server is as JSON")
 		.action(async (action: string, opts: { workspace: string; json?: boolean }) => {
 			const { serverCommand } = await import("./queryServer/serverCommand.ts");
-			io.stdout(await serverCommand(action, workspaceOf(opts, io.cwd), opts.json ?? false));
+			io.stdout(await serverCommand(action, workspaceFolder(opts, io.cwd), opts.json ?? false));
 		});
 
 	program

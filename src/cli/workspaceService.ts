@@ -12,7 +12,7 @@ import { ProgressStatus, waitingText } from "../integrations/pi/history/progress
 import { openWorkspaceHistory } from "../integrations/pi/history/workspaceHistory.ts";
 import type { HistoryService } from "../services/history/service/historyService.ts";
 import { UsageError } from "./usageError.ts";
-import { workspaceOf, type WorkspaceOptions } from "./workspaceOptions.ts";
+import { workspaceFolder, type WorkspaceOptions } from "./workspaceOptions.ts";
 
 /**
  * The history service of the workspace the options name. `say`: where a person reads that an
@@ -66,19 +66,6 @@ export function discoveryFromOptions(opts: WorkspaceOptions, cwd: string): { dis
 	}
 	const agentDir = opts.agentDir ? resolve(cwd, opts.agentDir) : piAgentDir();
 	return { discovery: { workspace, agentDir }, folders: [nativeSessionDir(workspace, agentDir)] };
-}
-
-/**
- * The workspace `--workspace` names (or the current folder), which must be a folder that exists: a
- * mistyped path is the caller's mistake (exit 2). Without this check a query or an ingest made the
- * whole path to `.pi/pbot` and archived the sessions there, wherever the typo pointed.
- */
-function workspaceFolder(opts: WorkspaceOptions, cwd: string): string {
-	const dir = workspaceOf(opts, cwd);
-	const stat = statSync(dir, { throwIfNoEntry: false });
-	if (!stat) throw new UsageError(`--workspace: ${opts.workspace} does not exist (make the folder first to keep a history there)`);
-	if (!stat.isDirectory()) throw new UsageError(`--workspace: ${opts.workspace} is not a folder`);
-	return dir;
 }
 
 /**

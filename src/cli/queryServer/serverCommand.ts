@@ -2,16 +2,15 @@
  * `pbot-history server [status|stop]`: what a workspace's query server is and holds, or its end.
  * For a person who wonders what the process left running is, or wants it gone now.
  */
-import { rmSync, statSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { IDLE_ENV, SERVER_ENV, serverWanted, socketOf } from "./address.ts";
 import { askControl, control, HELLO_MS } from "./client.ts";
 import type { ServerHello } from "./messages.ts";
 import { UsageError } from "../usageError.ts";
 
-/** What the command prints for `action` on `workspace`'s server (another action: a `UsageError`, exit 2). */
+/** What the command prints for `action` on `workspace`'s server (a folder that exists: `workspaceFolder`; another action: a `UsageError`, exit 2). */
 export async function serverCommand(action: string, workspace: string, json: boolean, now = Date.now()): Promise<string> {
 	if (action !== "status" && action !== "stop") throw new UsageError(`server: unknown action ${JSON.stringify(action)} (status or stop)`);
-	if (!statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace: ${workspace} is not a folder`);
 	const socket = socketOf(workspace);
 	const { hello, asked } = socket === undefined ? { hello: undefined, asked: undefined } : await control(socket, "status");
 	// A process holds the socket and says nothing (stopped, hung): `stop` removes its socket, and the next query starts another.
