@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { socketOf } from "../src/cli/queryServer/address.ts";
 import { askControl } from "../src/cli/queryServer/client.ts";
+import { isAlive } from "../src/storage/history-files/fileLock.ts";
 import type { ProcessRun } from "./processes.ts";
 
 /** How long a server may take to read a history into memory before the bench goes on without it. */
@@ -45,16 +46,7 @@ async function endServer(socket: string): Promise<void> {
 	const hello = await askControl(socket, "status");
 	if (!hello) return;
 	await askControl(socket, "stop");
-	for (let i = 0; i < 200 && alive(hello.pid); i++) await new Promise((r) => setTimeout(r, 25));
-}
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
+	for (let i = 0; i < 200 && isAlive(hello.pid); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 /** A process's peak RSS from `/proc/<pid>/status` (`VmHWM`), in bytes; `undefined` elsewhere. */

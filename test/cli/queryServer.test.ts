@@ -16,6 +16,7 @@ import { idleMsOf, serverWanted, socketOf, workspaceArgument } from "../../src/c
 import { askControl, askServer } from "../../src/cli/queryServer/client.ts";
 import type { ServerHello } from "../../src/cli/queryServer/messages.ts";
 import { FIXTURES_DIR } from "../helpers/fixtures.ts";
+import { isAlive as alive } from "../../src/storage/history-files/fileLock.ts";
 import { waitFor } from "../helpers/waitFor.ts";
 import { fixtureWorkspace, generatedWorkspace } from "../helpers/workspace.ts";
 
@@ -41,15 +42,6 @@ async function bin(cwd: string, args: readonly string[], env: Record<string, str
 		return { code: e.code, stdout: e.stdout, stderr: e.stderr };
 	}
 }
-
-const alive = (pid: number) => {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-};
 
 /** The workspace's server once it has read the history (`undefined` until then). */
 async function ready(workspace: string): Promise<ServerHello> {
