@@ -1,4 +1,4 @@
-import { ReusedBuffer } from "../../services/history/model/reusedBuffer.ts";
+import type { BufferSource, ReusedBuffer } from "../../services/history/model/reusedBuffer.ts";
 import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats, unlinkSync } from "node:fs";
 
 /**
@@ -72,14 +72,14 @@ export function readJsonDocument(path: string, format: string, version: number):
 
 /**
  * `length` bytes of a regular file from `offset` (all of it by default; into `into` when they
- * fit, or into what a `ReusedBuffer` gives, valid until its next use) and its `stat` as of the read, or
+ * fit, or into what a `BufferSource` such as a `ReusedBuffer` gives, valid until its next use) and its `stat` as of the read, or
  * `undefined` when there is none. Anything else at the name (a link, a FIFO, a folder) is an error
  * that says what it is. Synchronous: pbot's files are small and read whole, and a thread-pool round
  * trip per file cost more than the read.
  */
 export function readRegularFile(
 	path: string,
-	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer | ReusedBuffer; readonly extent?: (first: Buffer) => number } = {},
+	options: { readonly offset?: number; readonly length?: number; readonly into?: Buffer | BufferSource; readonly extent?: (first: Buffer) => number } = {},
 ): { readonly bytes: Buffer; readonly stat: Stats } | undefined {
 	return withRegularFile(path, (fd, stat) => {
 		const fileSize = Number(stat.size);
@@ -87,7 +87,7 @@ export function readRegularFile(
 		const size = options.length === undefined ? fileSize - offset : Math.min(options.length, fileSize - offset);
 		const { into } = options;
 		const take = (length: number): Buffer =>
-			into instanceof ReusedBuffer ? into.take(length) : into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+			into !== undefined && !Buffer.isBuffer(into) ? into.take(length) : into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
 		let bytes = take(size);
 		let got = fill(fd, bytes, 0, size, offset);
 		if (options.extent && got === size) {

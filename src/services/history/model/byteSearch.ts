@@ -20,7 +20,7 @@ const PAGE = 64 * 1024;
 /** The memory's first bytes hold the needle: longer needles are searched with `Buffer.indexOf`. */
 const NEEDLE_ROOM = PAGE;
 /** The largest searchable buffer (the module's offsets are signed 32-bit). */
-const MAX_BUFFER = 1 << 30;
+export const MAX_BUFFER = 1 << 30;
 
 type Find = (hay: number, len: number, needle: number, k: number, oa: number, ob: number) => number;
 /**
@@ -33,7 +33,13 @@ export type StringEnd = (p: number, end: number) => number;
 interface WasmApi {
 	readonly Module: new (bytes: Uint8Array) => object;
 	readonly Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-	readonly Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+	readonly Memory: new (descriptor: { initial: number }) => WasmMemory;
+}
+
+/** A WebAssembly memory: growing it replaces `buffer` (every view of the old one is void). */
+export interface WasmMemory {
+	readonly buffer: ArrayBuffer;
+	grow(pages: number): number;
 }
 const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
@@ -65,26 +71,37 @@ function compiledModule(): object | null {
 }
 
 /**
+ * A fresh instance of the module with a memory of its own (`pages` of 64 KB to start), or
+ * `undefined` where WebAssembly SIMD is missing or no memory can be had: for callers that work in
+ * the memory themselves (`TextArena`).
+ */
+export function byteModule(pages: number): { readonly memory: WasmMemory; readonly exports: Record<string, unknown> } | undefined {
+	const module = compiledModule();
+	if (!module || !wasm) return undefined;
+	try {
+		const memory = new wasm.Memory({ initial: pages });
+		return { memory, exports: new wasm.Instance(module, { pbot: { memory } }).exports };
+	} catch {
+		return undefined;
+	}
+}
+
+/**
  * A buffer of `length` bytes that `indexOfBytes` searches in WebAssembly: a fresh module instance
  * with memory of its own. `undefined` where WebAssembly SIMD is missing or `length` is too large
  * (the caller then makes a plain buffer).
  */
 export function searchableBuffer(length: number): Buffer | undefined {
-	const module = length <= MAX_BUFFER ? compiledModule() : null;
-	if (!module || !wasm) return undefined;
-	try {
-		const memory = new wasm.Memory({ initial: Math.ceil((NEEDLE_ROOM + length) / PAGE) });
-		const instance = new wasm.Instance(module, { pbot: { memory } });
-		searchers.set(memory.buffer, {
-			find: instance.exports.find as Find,
-			stringEnd: instance.exports.string_end as StringEnd,
-			memory: new Uint8Array(memory.buffer),
-		});
-		return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
-	} catch {
-		// (Each memory reserves address space of its own: where none is left, a plain buffer does.)
-		return undefined;
-	}
+	// (Each memory reserves address space of its own: where none is left, a plain buffer does.)
+	const made = length <= MAX_BUFFER ? byteModule(Math.ceil((NEEDLE_ROOM + length) / PAGE)) : undefined;
+	if (!made) return undefined;
+	const { memory, exports } = made;
+	searchers.set(memory.buffer, {
+		find: exports.find as Find,
+		stringEnd: exports.string_end as StringEnd,
+		memory: new Uint8Array(memory.buffer),
+	});
+	return Buffer.from(memory.buffer, NEEDLE_ROOM, length);
 }
 
 /**

@@ -5,7 +5,12 @@
  * 260 ms read into a new buffer each and 70 ms read into one reused buffer. Above `keep` bytes a
  * buffer of its own is given, and the reused one does not grow to it.
  */
-export class ReusedBuffer {
+/** Gives a buffer of a size asked for, valid until it is asked again: a `ReusedBuffer`, a `TextArena`. */
+export interface BufferSource {
+	take(size: number): Buffer;
+}
+
+export class ReusedBuffer implements BufferSource {
 	private buffer = Buffer.alloc(0);
 
 	constructor(private readonly keep: number) {}
