@@ -4,7 +4,8 @@
  * snippets, `verified`, totals — on Pi's own files and on generated sessions with summaries,
  * filters, paging and fork copies. (This replaced the comparison of the old trigram index.)
  */
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -87,6 +88,24 @@ async function openPair(workspace: string, sessions: string, agentDir: string) {
 	return { service, reference };
 }
 
+/**
+ * A new process's service after the workspace's search text was deleted and made again from the
+ * archives by a catch-up that makes every projection (`packAfter: 1`: into one pack, from the
+ * archives' bytes), with the warning that says so.
+ */
+async function rebuiltService(workspace: string, sessions: string, agentDir: string): Promise<HistoryService> {
+	await rm(join(workspace, ".pi", "pbot", "text"), { recursive: true, force: true });
+	const rebuilding = openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false, packAfter: 1 });
+	await rebuilding.sessions({ limit: 1 });
+	const warnings = rebuilding.takeWarnings();
+	expect(
+		warnings.some((w) => /search text rebuilt from the archives \(\d+ missing\)/.test(w)),
+		warnings.join("; "),
+	).toBe(true);
+	expect(existsSync(join(workspace, ".pi", "pbot", "text", "pack.cache"))).toBe(true);
+	return openWorkspaceHistory({ workspace, sessionDirs: [sessions], agentDir, migrate: false });
+}
+
 /** Phrases cut from the archives' own texts: what a person remembers and types. */
 function phrasesOf(reference: HistoryService, count: number, seed: number): string[] {
 	const rng = createRng(seed);
@@ -112,6 +131,10 @@ describe("search over the text projection", () => {
 			await expectSame(service, reference, { query, limit: 3, offset: 1 });
 		}
 		expect(service.isLoaded).toBe(false);
+		// The search text rebuilt from the archives (as after it was deleted: every projection made into
+		// one pack, from the archives' bytes), then searched by a new process.
+		const rebuilt = await rebuiltService(ws.workspace, ws.sessions, ws.agentDir);
+		for (const query of [...QUERIES, ...phrasesOf(reference, 60, 3)]) await expectSame(rebuilt, reference, { query });
 	});
 
 	it("finds exactly what a plain scan finds on generated sessions, with summaries, filters, paging and fork copies", async () => {
@@ -193,5 +216,12 @@ describe("search over the text projection", () => {
 			expect(scanned, JSON.stringify(bad)).toEqual(plain);
 		}
 		expect(service.isLoaded).toBe(false);
+		const rebuilt = await rebuiltService(workspace, sessions, agentDir);
+		for (const query of [...QUERIES, ...phrasesOf(reference, 80, 4)]) await expectSame(rebuilt, reference, { query });
+		for (const query of ["the", "Summary", "release owner"]) {
+			await expectSame(rebuilt, reference, { query, sessionId: forkId });
+			await expectSame(rebuilt, reference, { query, limit: 50, offset: 20 });
+		}
+		expect(await rebuilt.sessions({ limit: 50 })).toEqual(searchHistory(reference.getView(), { limit: 50 }));
 	});
 });

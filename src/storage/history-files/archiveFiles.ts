@@ -184,7 +184,7 @@ export function parseArchive(json: string | Uint8Array, expectedId?: string): Se
 }
 
 /** From bytes, parsed a Q&A at a time (`parseJsonInPieces`): never one string of the whole archive. */
-function parseArchiveJson(json: string | Uint8Array, expectedId?: string): UpcastResult {
+export function parseArchiveJson(json: string | Uint8Array, expectedId?: string): UpcastResult {
 	let value: unknown;
 	try {
 		value = typeof json === "string" ? JSON.parse(json) : parseJsonInPieces(json);

@@ -6,6 +6,7 @@ import { archivePath, listArchiveIds, readArchiveCleaning, readArchiveParent, re
 import { syncHistoryFolder, writeArchive, type WriteArchiveOptions } from "./archiveWrites.ts";
 import { archiveRevisions, cachedArchiveRevisions, type ListingMemo, settledArchiveListing } from "./archiveRevisions.ts";
 import { sweepLeftovers } from "./leftovers.ts";
+import { readArchiveTexts } from "./archiveTexts.ts";
 import { WrittenArchives } from "./writtenArchives.ts";
 import { revisionOf } from "./writeJsonAtomic.ts";
 
@@ -44,6 +45,7 @@ export function workspaceArchiveStore(workspace: string, given: WriteArchiveOpti
 		sync: () => syncHistoryFolder(workspace),
 		revisions: async (revisionOptions) => (revisionOptions?.fresh ? archiveRevisions(workspace) : cachedArchiveRevisions(workspace, listings)),
 		readWithRevision: (sessionId) => readArchiveWithRevision(workspace, sessionId, options),
+		readTexts: (sessionId, arena) => readArchiveTexts(workspace, sessionId, arena),
 		revisionOf: (sessionId) => {
 			const stat = statSync(archivePath(workspace, sessionId), { throwIfNoEntry: false });
 			return stat ? revisionOf(stat) : undefined;

@@ -1,7 +1,7 @@
 /** Facts about sessions and nodes that several answers share: titles, spans, flags, previews. */
 import type { SessionArchive, SummaryRecord } from "../projections/archive.ts";
 import type { QueryView, ViewNode } from "../projections/queryView.ts";
-import type { QaNode } from "../model/types.ts";
+import type { QaNode, QaPart } from "../model/types.ts";
 import { oneLine, timeMs } from "./text.ts";
 import type { NodeRef } from "./types.ts";
 
@@ -26,21 +26,26 @@ export interface SessionInfo {
 // Keyed by the archive object: immer gives a changed session a new object, so this never goes stale.
 const sessionInfoCache = new WeakMap<SessionArchive, SessionInfo>();
 
-export function sessionInfo(archive: SessionArchive): SessionInfo {
+/**
+ * `textOf`: a part's text, where the archive's `text` fields are not the texts (a rebuild's
+ * `ArchiveTextsRead`); the title is the one text read.
+ */
+export function sessionInfo(archive: SessionArchive, textOf?: (part: QaPart) => string): SessionInfo {
 	let info = sessionInfoCache.get(archive);
 	if (!info) {
-		info = computeSessionInfo(archive);
+		info = computeSessionInfo(archive, textOf);
 		sessionInfoCache.set(archive, info);
 	}
 	return info;
 }
 
-function computeSessionInfo(archive: SessionArchive): SessionInfo {
+function computeSessionInfo(archive: SessionArchive, textOf?: (part: QaPart) => string): SessionInfo {
 	const nodes = Object.values(archive.nodes);
 	const summaries = Object.values(archive.summaries);
 	let first: { iso: string; ms: number } = { iso: archive.session.startedAt, ms: timeMs(archive.session.startedAt) };
 	let last = first;
 	let earliest: QaNode | undefined;
+	let earliestMs = 0;
 	let incomplete = 0;
 	for (const node of nodes) {
 		const s = timeMs(node.startedAt);
@@ -48,10 +53,13 @@ function computeSessionInfo(archive: SessionArchive): SessionInfo {
 		if (s < first.ms) first = { iso: node.startedAt, ms: s };
 		if (e > last.ms) last = { iso: node.endedAt, ms: e };
 		if (!node.completed) incomplete++;
-		if (!earliest || s < timeMs(earliest.startedAt) || (s === timeMs(earliest.startedAt) && node.id < earliest.id)) earliest = node;
+		if (!earliest || s < earliestMs || (s === earliestMs && node.id < earliest.id)) {
+			earliest = node;
+			earliestMs = s;
+		}
 	}
 	const name = archive.session.name?.trim();
-	const title = name ? oneLine(name, TITLE_LENGTH) : earliest ? oneLine(questionText(earliest), TITLE_LENGTH) || "(untitled)" : "(no questions yet)";
+	const title = name ? oneLine(name, TITLE_LENGTH) : earliest ? oneLine(questionText(earliest, textOf), TITLE_LENGTH) || "(untitled)" : "(no questions yet)";
 	const ready = summaries.filter((s) => s.status === "ready").length;
 	return {
 		title,
@@ -69,11 +77,12 @@ function computeSessionInfo(archive: SessionArchive): SessionInfo {
 }
 
 /** The question of a Q&A: its first input (or a note of its images when it has only those). */
-export function questionText(qa: QaNode): string {
+export function questionText(qa: QaNode, textOf: (part: QaPart) => string = (part) => part.text): string {
 	const input = qa.parts.find((p) => p.kind === "input");
-	if (!input) return qa.parts[0]?.text ?? "";
-	if (input.text.trim() === "" && input.images) return `[${input.images} image${input.images === 1 ? "" : "s"}]`;
-	return input.text;
+	if (!input) return qa.parts[0] ? textOf(qa.parts[0]) : "";
+	const text = textOf(input);
+	if (text.trim() === "" && input.images) return `[${input.images} image${input.images === 1 ? "" : "s"}]`;
+	return text;
 }
 
 /** The Q&A originals a summary covers, at any depth, in order. Missing children are skipped. */

@@ -1,5 +1,7 @@
 import type { Observable } from "rxjs";
 import type { SessionArchive } from "../projections/archive.ts";
+import type { ArchiveTextsRead } from "../projections/text/projectArchiveTexts.ts";
+import type { TextArena } from "../model/textArena.ts";
 import type { SessionFacts } from "../model/types.ts";
 
 /**
@@ -32,6 +34,13 @@ export interface ArchiveStore {
 	revisions?(options?: { readonly fresh?: boolean }): Promise<ReadonlyMap<string, string>>;
 	/** An archive and the revision of exactly what was read, or `undefined` when there is none. */
 	readWithRevision?(sessionId: string): Promise<{ readonly archive: SessionArchive; readonly revision: string } | undefined>;
+	/**
+	 * For a rebuild of the text projection: an archive read into `arena` with its texts left there as
+	 * JSON (`ArchiveTextsRead`), `undefined` when there is none, or `"unusual"` when it is not as this
+	 * project writes archives (damaged, older, newer, written by hand…): `readWithRevision` then reads
+	 * it and says what it is.
+	 */
+	readTexts?(sessionId: string, arena: TextArena): ArchiveTextsRead | "unusual" | undefined;
 	/** The current revision of one stored archive (the workspace store: a `stat`), or `undefined` when there is none. */
 	revisionOf?(sessionId: string): string | undefined;
 	/**

@@ -9,7 +9,7 @@ import { foldText } from "../../query/fold.ts";
 import { sessionInfo } from "../../query/nodeInfo.ts";
 import { searchableText } from "../../query/searchIndex.ts";
 import { timeMs } from "../../query/text.ts";
-import type { QaNode } from "../../model/types.ts";
+import type { QaNode, QaPart } from "../../model/types.ts";
 import {
 	COPY_KEY_BYTES,
 	encodeDocMeta,
@@ -78,6 +78,11 @@ export interface ProjectOptions {
 	 * encoded and hashed again. A 30 MB session took ≈ 50 ms a batch without it.
 	 */
 	readonly reuse?: DocBytesCache;
+	/**
+	 * Documents whose bytes are made already (`projectArchiveTexts`): copied, as `reuse`'s are, but
+	 * nothing is remembered of them.
+	 */
+	readonly made?: DocBytesCache;
 	/** Gives the buffer the file is made in (a caller that writes it out at once reuses one). */
 	readonly alloc?: (size: number) => Buffer;
 	/**
@@ -88,6 +93,8 @@ export interface ProjectOptions {
 	 * in such chains.
 	 */
 	readonly copyKeys?: boolean;
+	/** A Q&A part's text, where the archive's `text` is not it (`projectArchiveTexts`): what the session's title is made from. */
+	readonly textOf?: (part: QaPart) => string;
 }
 
 /**
@@ -95,11 +102,14 @@ export interface ProjectOptions {
  * de-duplication need. Pure but for `reuse`, which it reads and refreshes. The archive revision
  * goes in later (`finishSessionText`): a write learns it only once the archive is stored.
  */
-export function projectSessionText(archive: SessionArchive, { reuse, alloc = Buffer.allocUnsafe, copyKeys }: ProjectOptions = {}): SessionTextBody {
+export function projectSessionText(
+	archive: SessionArchive,
+	{ reuse, made, alloc = Buffer.allocUnsafe, copyKeys, textOf }: ProjectOptions = {},
+): SessionTextBody {
 	const withKeys = copyKeys ?? archive.session.parentSessionId !== undefined;
 	const docs: (QaNode | SummaryRecord)[] = [...Object.values(archive.nodes), ...Object.values(archive.summaries)];
 	const rowOf = new Map<string, number>(docs.map((d, i) => [d.id, i]));
-	const known = docs.map((d) => reuse?.get(d));
+	const known = docs.map((d) => made?.get(d) ?? reuse?.get(d));
 	const originals = docs.map((d, i) => (known[i] ? "" : searchableText(d)));
 	const foldeds = originals.map((t) => (t === "" ? "" : foldText(t).folded));
 	const covered = docs.map((doc) => (isQaDoc(doc) ? [] : coveredQaOf(archive, doc)));
@@ -133,7 +143,7 @@ export function projectSessionText(archive: SessionArchive, { reuse, alloc = Buf
 	const parent = archive.session.parentSessionId;
 	const due = Object.values(archive.summaries).filter((s) => s.status === "pending" || s.stale === true).length;
 	const info: SessionTextInfo = {
-		...sessionInfo(archive),
+		...sessionInfo(archive, textOf),
 		summariesDue: due,
 		...(parent !== undefined ? { parentSessionId: parent } : {}),
 	};
@@ -281,9 +291,10 @@ function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
  * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over the structure
  * (entry ids, and each part's kind, entry id, stop reason and text length, as JSON) and the UTF-8
  * of the parts' texts joined (`searchableText`, already encoded for the projection): with every
- * part's length fixed, the joined text fixes each part's.
+ * part's length fixed, the joined text fixes each part's. `lengths`: the parts' texts' lengths (in
+ * UTF-16 code units), where the parts do not hold their texts (`projectArchiveTexts`).
  */
-export function copyKey(qa: QaNode, joinedText: Uint8Array): Buffer {
-	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, p.text.length])]);
+export function copyKey(qa: QaNode, joinedText: Uint8Array, lengths: readonly number[] = qa.parts.map((p) => p.text.length)): Buffer {
+	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p, i) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, lengths[i]])]);
 	return createHash("sha256").update(structure).update(joinedText).digest().subarray(0, COPY_KEY_BYTES);
 }

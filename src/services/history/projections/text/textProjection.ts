@@ -2,6 +2,8 @@ import { emptySessionArchive, type SessionArchive } from "../archive.ts";
 import type { ArchiveReadProblem, ArchiveStore, TextStore } from "../../service/ports.ts";
 import { encodeHeadsFile } from "./headsFile.ts";
 import { finishSessionText, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
+import { projectArchiveTexts, WrittenTexts } from "./projectArchiveTexts.ts";
+import { TextArena } from "../../model/textArena.ts";
 import { SessionText, SessionTextError } from "./sessionText.ts";
 import { KeptBodies } from "./keptBodies.ts";
 import { Slab } from "./slab.ts";
@@ -115,6 +117,11 @@ export class TextProjection {
 	private cachedRevisions = new Map<string, string>();
 	/** Every projection was removed on purpose (`remakeAll`): the next full catch-up makes them again without a warning. */
 	private remaking = false;
+	/**
+	 * While a catch-up makes every projection (a rebuild, a new projection version: `bulk`), where
+	 * archives are read with their texts left as bytes (`madeFromBytes`); let go when it ends.
+	 */
+	private bulkTexts: { readonly arena: TextArena; readonly written: WrittenTexts } | undefined;
 	/**
 	 * Projections made that could not be stored (a full disk, a read-only or odd text folder): a
 	 * search shows their hits from here (it had counted them and shown none: "10 hits; none from
@@ -692,8 +699,15 @@ export class TextProjection {
 				if (visited) await visitStored(id, text, head);
 			}
 		};
-		if (bulk) await this.packs.making(eachSession);
-		else await eachSession();
+		if (bulk) {
+			const arena = TextArena.make();
+			this.bulkTexts = arena && { arena, written: new WrittenTexts() };
+			try {
+				await this.packs.making(eachSession);
+			} finally {
+				this.bulkTexts = undefined;
+			}
+		} else await eachSession();
 		// A session live in memory whose first archive write has not landed yet.
 		if (visit) for (const [id, overlay] of this.overlays) if (!live.has(id) && (only === undefined || only === id)) visit(overlay.text, overlay.text);
 		if (rebuilt.made > 0) this.options.progress?.(ids.length, ids.length);
@@ -720,11 +734,23 @@ export class TextProjection {
 	}
 
 	/**
-	 * A session's projection made again from its archive, and returned (whole); its write joins
-	 * `writes`. `parents`: a catch-up's, for `needsCopyKeys`. `replaces`: its own file, as it was
-	 * read (damaged, behind, or without the copy keys it needs).
+	 * A session's projection body made from its archive's bytes in a rebuild's arena
+	 * (`readArchiveTexts`, `projectArchiveTexts`): `undefined` when there is no arena (not a
+	 * rebuild) or the archive is not as this project writes them — it is then read the usual way
+	 * (`madeFromArchive`), which says what it is. An archive removed meanwhile is read the usual way
+	 * too, and found gone.
 	 */
-	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces?: FileRead): Promise<SessionText | undefined> {
+	private madeFromBytes(id: string, parents?: ReadonlySet<string>): { readonly body: SessionTextBody; readonly revision: string } | undefined {
+		const bytes = this.bulkTexts;
+		const read = bytes && this.options.archives.readTexts?.(id, bytes.arena);
+		if (bytes === undefined || read === undefined || read === "unusual") return undefined;
+		const alloc = this.packs.alloc;
+		const copyKeys = this.needsCopyKeys(read.skeleton, parents);
+		return { body: projectArchiveTexts(read, bytes.arena, bytes.written, { ...(alloc ? { alloc } : {}), copyKeys }), revision: read.revision };
+	}
+
+	/** A session's projection body made from its archive read and parsed whole; `undefined` when there is none or it cannot be read (said). */
+	private async madeFromArchive(id: string, parents?: ReadonlySet<string>): Promise<{ readonly body: SessionTextBody; readonly revision: string } | undefined> {
 		const { archives } = this.options;
 		let read: { archive: SessionArchive; revision: string; newerVersion?: number } | undefined;
 		try {
@@ -753,13 +779,25 @@ export class TextProjection {
 		await this.timeSlice.pause();
 		const alloc = this.packs.alloc;
 		const body = projectSessionText(read.archive, { ...(alloc ? { alloc } : {}), copyKeys: this.needsCopyKeys(read.archive, parents) });
-		const bytes = finishSessionText(
-			read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
-			read.revision,
-		);
+		return {
+			body: read.newerVersion === undefined ? body : { ...body, info: { ...body.info, newerVersion: read.newerVersion } },
+			revision: read.revision,
+		};
+	}
+
+	/**
+	 * A session's projection made again from its archive, and returned (whole); its write joins
+	 * `writes`. `parents`: a catch-up's, for `needsCopyKeys`. `replaces`: its own file, as it was
+	 * read (damaged, behind, or without the copy keys it needs).
+	 */
+	private async rebuild(id: string, writes: Promise<void>[], parents?: ReadonlySet<string>, replaces?: FileRead): Promise<SessionText | undefined> {
+		const made = this.madeFromBytes(id, parents) ?? (await this.madeFromArchive(id, parents));
+		if (made === undefined) return undefined;
+		const { body, revision } = made;
+		const bytes = finishSessionText(body, revision);
 		// Into the pack a catch-up that finds nothing makes, else a file of its own.
 		const text = SessionText.parse(bytes, id, "whole");
-		if (!this.packs.append(id, read.revision, bytes, replaces)) {
+		if (!this.packs.append(id, revision, bytes, replaces)) {
 			writes.push(
 				this.options.texts.write(id, bytes).then(
 					() => void this.unstored.delete(id),
