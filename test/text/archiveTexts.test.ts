@@ -174,6 +174,10 @@ describe("projectArchiveTexts", () => {
 			JSON.stringify(archive).replace(/"text":"[^"]*"/, '"text":42'),
 			// Another version.
 			JSON.stringify({ ...archive, version: 99 }),
+			// A key with an escape, which JSON.parse reads as `text` (its value would be taken for a text's number).
+			JSON.stringify(archive).replace('"text":"', '"te\\u0078t":"3","x":"'),
+			// A space after a value.
+			JSON.stringify(archive).replace('"qa",', '"qa" ,'),
 		];
 		for (const text of unusual) {
 			await writeFile(file, text);

@@ -222,40 +222,49 @@
     (local.get $end))
 
   ;; next_text(p, end): in JSON bytes whose strings start at or after `p` (p is outside any string),
-  ;; the address of the opening quote of the next `"text"` member's string value, written as this
-  ;; project writes JSON (`"text":"`, no space); -1 when there is none before `end`; -2 when a
-  ;; string is not valid JSON; -3 for a `"text"` key written otherwise (spaces, or a value that is
-  ;; not a string): the caller then reads the file the usual way. Every string is jumped whole
-  ;; (`string_end`), so a `"text"` inside a string is never taken for a key. What rebuilding the
-  ;; search text reads archives with (`readArchiveTexts`).
+  ;; the address of the opening quote of the next `"text"` member's string value; -1 when there is
+  ;; none before `end`; -2 when a string is not valid JSON; -3 when the JSON is not written as this
+  ;; project writes it (`JSON.stringify`: no space after a string, no escape in a key) or a `"text"`
+  ;; member's value is not a string — then a key JSON.parse reads as `text` could go unseen here, and
+  ;; the caller reads the file the usual way. Every string is jumped whole (`string_end`), so a
+  ;; `"text"` inside a string is never taken for a key. What rebuilding the search text reads archives
+  ;; with (`readArchiveTexts`).
   (func (export "next_text") (param $p i32) (param $end i32) (result i32)
     (local $q i32)
     (local $e i32)
+    (local $c i32)
+    (local $k i32)
     (loop $strings
       (local.set $q (call $quote (local.get $p) (local.get $end)))
       (if (i32.ge_u (local.get $q) (local.get $end)) (then (return (i32.const -1))))
       (local.set $e (call $string_end (i32.add (local.get $q) (i32.const 1)) (local.get $end)))
       (if (i32.lt_s (local.get $e) (i32.const 0)) (then (return (i32.const -2))))
-      ;; Six bytes, `"text"` (0x74786574: "text" read as a little-endian word).
-      (if (i32.and
-            (i32.eq (i32.sub (local.get $e) (local.get $q)) (i32.const 6))
-            (i32.eq (i32.load (i32.add (local.get $q) (i32.const 1))) (i32.const 0x74786574)))
+      (local.set $c (select (i32.load8_u (local.get $e)) (i32.const 0) (i32.lt_u (local.get $e) (local.get $end))))
+      ;; After a string in compact JSON: `:` (a key), or `,` `}` `]` (a value); never space.
+      (if (i32.or
+            (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 0x0a)))
+            (i32.or (i32.eq (local.get $c) (i32.const 0x0d)) (i32.eq (local.get $c) (i32.const 0x09))))
+        (then (return (i32.const -3))))
+      (if (i32.eq (local.get $c) (i32.const 0x3a))
         (then
+          ;; Six bytes, `"text"` (0x74786574: "text" read as a little-endian word).
           (if (i32.and
-                (i32.lt_u (i32.add (local.get $e) (i32.const 1)) (local.get $end))
-                (i32.and
-                  (i32.eq (i32.load8_u (local.get $e)) (i32.const 0x3a))
-                  (i32.eq (i32.load8_u (i32.add (local.get $e) (i32.const 1))) (i32.const 0x22))))
-            (then (return (i32.add (local.get $e) (i32.const 1)))))
-          ;; A value `"text"` is followed by `,` `}` `]` or space; `:` means a key.
-          (if (i32.lt_u (local.get $e) (local.get $end))
+                (i32.eq (i32.sub (local.get $e) (local.get $q)) (i32.const 6))
+                (i32.eq (i32.load (i32.add (local.get $q) (i32.const 1))) (i32.const 0x74786574)))
             (then
-              (if (i32.or
-                    (i32.eq (i32.load8_u (local.get $e)) (i32.const 0x3a))
-                    (i32.or
-                      (i32.eq (i32.load8_u (local.get $e)) (i32.const 0x20))
-                      (i32.or (i32.eq (i32.load8_u (local.get $e)) (i32.const 0x0a)) (i32.eq (i32.load8_u (local.get $e)) (i32.const 0x09)))))
-                (then (return (i32.const -3))))))))
+              (if (i32.and
+                    (i32.lt_u (i32.add (local.get $e) (i32.const 1)) (local.get $end))
+                    (i32.eq (i32.load8_u (i32.add (local.get $e) (i32.const 1))) (i32.const 0x22)))
+                (then (return (i32.add (local.get $e) (i32.const 1)))))
+              (return (i32.const -3))))
+          ;; A key with an escape (`"te\u0078t"` is `text` to JSON.parse).
+          (local.set $k (i32.add (local.get $q) (i32.const 1)))
+          (block $plain_key
+            (loop $key
+              (br_if $plain_key (i32.ge_u (local.get $k) (i32.sub (local.get $e) (i32.const 1))))
+              (if (i32.eq (i32.load8_u (local.get $k)) (i32.const 0x5c)) (then (return (i32.const -3))))
+              (local.set $k (i32.add (local.get $k) (i32.const 1)))
+              (br $key)))))
       (local.set $p (local.get $e))
       (br $strings))
     (i32.const -1))

@@ -746,7 +746,12 @@ export class TextProjection {
 		if (bytes === undefined || read === undefined || read === "unusual") return undefined;
 		const alloc = this.packs.alloc;
 		const copyKeys = this.needsCopyKeys(read.skeleton, parents);
-		return { body: projectArchiveTexts(read, bytes.arena, bytes.written, { ...(alloc ? { alloc } : {}), copyKeys }), revision: read.revision };
+		try {
+			return { body: projectArchiveTexts(read, bytes.arena, bytes.written, { ...(alloc ? { alloc } : {}), copyKeys }), revision: read.revision };
+		} catch {
+			// Texts not as `readArchiveTexts` left them (never seen): the usual way says what the archive is.
+			return undefined;
+		}
 	}
 
 	/** A session's projection body made from its archive read and parsed whole; `undefined` when there is none or it cannot be read (said). */
