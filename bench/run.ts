@@ -183,11 +183,18 @@ interface SearchRunners {
 	readonly log: (line: string) => void;
 	/** When the warm-up run takes longer than this, only 3 queries are timed. */
 	readonly slowMs?: number;
+	/**
+	 * Passes over the queries (1 by default): the medians are then over every pass's runs. A median
+	 * of 24 single runs moved by ±5 % between runs of the same build here (each sample is a whole
+	 * process on a noisy machine); three passes, still alternating query by query, halve that.
+	 */
+	readonly rounds?: number;
 }
 
 /**
  * A search process (`run.search`) and `rg -i -F -c` over `dir` per query, alternating, each warmed
- * once first (the page cache, for both); the search's failures are counted and said, never thrown.
+ * once first (the page cache, for both), `run.rounds` passes over the queries; the search's failures
+ * are counted and said, never thrown. Hits and the slowest queries are of the first pass.
  */
 function searchVsRg(queries: readonly string[], dir: string, run: SearchRunners): SearchTimings {
 	const warm = run.search("warm-up-the-cache");
@@ -202,19 +209,22 @@ function searchVsRg(queries: readonly string[], dir: string, run: SearchRunners)
 	const totals = new Map<string, number>();
 	let failed: string | undefined;
 	let failures = 0;
-	for (const q of list) {
-		const r = run.search(q);
-		if (r.code === 0) {
-			ours.push(r.ms);
-			hits.push(hitTotal(r.stdout));
-			timed.push({ query: q, ms: r.ms, hits: hitTotal(r.stdout) });
-			totals.set(q, hitTotal(r.stdout));
-		} else {
-			failures++;
-			failed ??= failure(r);
+	for (let round = 0; round < (run.rounds ?? 1); round++)
+		for (const q of list) {
+			const r = run.search(q);
+			if (r.code === 0) {
+				ours.push(r.ms);
+				if (round === 0) {
+					hits.push(hitTotal(r.stdout));
+					timed.push({ query: q, ms: r.ms, hits: hitTotal(r.stdout) });
+					totals.set(q, hitTotal(r.stdout));
+				}
+			} else {
+				failures++;
+				failed ??= failure(r);
+			}
+			if (run.rg) rg.push(run.rgRun(q, dir).ms);
 		}
-		if (run.rg) rg.push(run.rgRun(q, dir).ms);
-	}
 	return { queries: list, ours, rg, hits, totals, failures, ...(failed ? { failed } : {}), slowest: timed.sort((a, b) => b.ms - a.ms).slice(0, 3) };
 }
 
@@ -677,7 +687,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		if (!rg.ok) notes.push(rg.why);
 		else
 			notes.push(
-				`Search baseline: \`${rg.version}\`, \`rg -i -F -c -- <query> <session folder>\` (counts every matching line, as search counts every hit), a process per query. Both warmed once (page cache) before the timed runs, which alternate query by query.`,
+				`Search baseline: \`${rg.version}\`, \`rg -i -F -c -- <query> <session folder>\` (counts every matching line, as search counts every hit), a process per query. Both warmed once (page cache) before the timed runs, which alternate query by query, ${runs} pass${runs === 1 ? "" : "es"} over the queries (the medians are over every run).`,
 			);
 		notes.push(`Query mix (drawn from the archived Q&A texts with a fixed seed): ${QUERY_MIX}.`);
 		const ready = ensureArchives();
@@ -688,7 +698,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 		const how = served
 			? "with the workspace's query server (the first query starts it; each later one is a process that asks it)"
 			: "each process alone (tsx runtime: the query server is the built bin's)";
-		const label = `\`pbot-history search <q> --json\` as a whole process, archives present (${mb(h.bytes)} history), ${how}, median over ${queries.length || "the"} queries`;
+		const label = `\`pbot-history search <q> --json\` as a whole process, archives present (${mb(h.bytes)} history), ${how}, median over ${queries.length || "the"} queries${runs > 1 ? ` run ${runs} times each` : ""}`;
 		if (ready !== true) rows.push({ measure: label, baseline: rg.ok ? "rg -i -F" : "rg absent", target: "≤ 1.0× (pbot / rg)", ...na(ready) });
 		else {
 			const server = served
@@ -700,6 +710,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 				rgRun,
 				rg: rg.ok,
 				log,
+				rounds: runs,
 			});
 			cliTotals = timed.totals;
 			rows.push(searchRow(label, timed, rg.ok, "≤ 1.0× (pbot / rg)"));
@@ -726,6 +737,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					rgRun,
 					rg: rg.ok,
 					log,
+					rounds: runs,
 				});
 				const row = searchRow("", bare, rg.ok, "");
 				context.push({
@@ -749,7 +761,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 			}
 			if (served && timed.ours.length > 0) {
 				// The same searches with no server: what the first query of a workspace pays, or every query with servers turned off.
-				const alone = searchVsRg(queries, sessionsDir, { search: (q) => pbot(searchArgs(q, cliWs, sessionsDir)), rgRun, rg: rg.ok, log });
+				const alone = searchVsRg(queries, sessionsDir, { search: (q) => pbot(searchArgs(q, cliWs, sessionsDir)), rgRun, rg: rg.ok, log, rounds: runs });
 				context.push({
 					...searchRow("", alone, rg.ok, ""),
 					measure: "the same searches, each process alone (PBOT_HISTORY_SERVER=off: as a workspace's first query, with no server yet)",
@@ -767,7 +779,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 					const pair = pairToTest(Buffer.from(folded, "utf8")).join(",");
 					return runProcess(process.execPath, [...floor, sessionsDir, textDir, folded, BYTE_SEARCH_WASM, pair], { cwd: ROOT });
 				};
-				const bare = searchVsRg(queries, sessionsDir, { search: scan, rgRun, rg: rg.ok, log });
+				const bare = searchVsRg(queries, sessionsDir, { search: scan, rgRun, rg: rg.ok, log, rounds: runs });
 				context.push({
 					...searchRow("", bare, rg.ok, ""),
 					measure: `the floor of a search process over this design (\`bench/floorScan.cts\`: Node's start, a listing and a \`stat\` per session file, the pack's index, each session's projection (pack entry or file) read to the end of its folded text and searched with pbot's byte search; no freshness check, ranking or snippets), the same queries`,
