@@ -18,8 +18,8 @@ const skeletons = new ReusedBuffer(16 * 1024 * 1024);
 /**
  * The archive of `sessionId` read into `arena` (`ArchiveTextsRead`), `undefined` when there is
  * none, or `"unusual"` when it is not as this project writes archives — not JSON, damaged, another
- * version, a legacy field, a `"text"` written with spaces, too large for the arena, not a regular
- * file: the caller then reads it the usual way (`readArchiveWithRevision`), which says what it is
+ * version, a legacy field, not the compact JSON of `JSON.stringify` (a space after a string, an escape
+ * in a key: `next_text`), too large for the arena, not a regular file: the caller then reads it the usual way (`readArchiveWithRevision`), which says what it is
  * and repairs or sets it aside as it always has.
  */
 export function readArchiveTexts(workspace: string, sessionId: string, arena: TextArena): ArchiveTextsRead | "unusual" | undefined {
