@@ -1,3 +1,8 @@
+/** Gives a buffer of a size asked for, valid until it is asked again: a `ReusedBuffer`, a `TextArena`. */
+export interface BufferSource {
+	take(size: number): Buffer;
+}
+
 /**
  * A buffer used again and again for bytes needed only until the next use: a file read and parsed at
  * once, a projection made and written out at once. Fresh memory costs more than what is done in
@@ -5,11 +10,6 @@
  * 260 ms read into a new buffer each and 70 ms read into one reused buffer. Above `keep` bytes a
  * buffer of its own is given, and the reused one does not grow to it.
  */
-/** Gives a buffer of a size asked for, valid until it is asked again: a `ReusedBuffer`, a `TextArena`. */
-export interface BufferSource {
-	take(size: number): Buffer;
-}
-
 export class ReusedBuffer implements BufferSource {
 	private buffer = Buffer.alloc(0);
 
