@@ -176,7 +176,13 @@ describe("search over the text projection", () => {
 		await writer.applyEvents(
 			summaries
 				.filter((_, i) => i % 2 === 0)
-				.map((s, i) => summaryReady(s, `Summary ${i}: the session discussed ${s.id.slice(3, 9)} and the Release Owner ΟΔΟΣ 的 İ.`)),
+				.map((s, i) =>
+					summaryReady(
+						s,
+						// Some with a lone surrogate (a cut emoji), some with U+FFFD itself: a search for either must tell them apart.
+						`Summary ${i}: the session discussed ${s.id.slice(3, 9)} and the Release Owner ΟΔΟΣ 的 İ.${i % 3 === 0 ? " cut \ud83d here" : i % 3 === 1 ? " kept \ufffd here" : ""}`,
+					),
+				),
 		);
 		const service = open();
 		const reference = open();

@@ -2,7 +2,7 @@ import type { SessionArchive } from "../projections/archive.ts";
 import type { QueryView } from "../projections/queryView.ts";
 import { needsTextCheck, ScanCollector, type ScanHit } from "../projections/text/scanTexts.ts";
 import { type SessionText, SessionTextError } from "../projections/text/sessionText.ts";
-import { type DocMeta, parseDocMeta } from "../projections/text/sessionTextFormat.ts";
+import { type DocMeta, parseDocMeta, readOriginal } from "../projections/text/sessionTextFormat.ts";
 import { shownHit } from "../projections/text/shownHit.ts";
 import type { TextProjection } from "../projections/text/textProjection.ts";
 import {
@@ -175,7 +175,8 @@ export class HistoryQueries {
 
 	/** A document's original text (at `range` of its projection file), read from the file. */
 	private async originalOf(head: SessionText, range: [number, number]): Promise<string | undefined> {
-		return (await this.ports.projection.slice(head, range))?.toString("utf8");
+		const bytes = await this.ports.projection.slice(head, range);
+		return bytes && readOriginal(bytes);
 	}
 
 	/** Every archived Q&A by id, with its end time and whether it is completed, from the projection's rows. */

@@ -21,6 +21,7 @@ import type { QaNode } from "../../model/types.ts";
 import { foldText } from "../../query/fold.ts";
 import type { SessionArchive, SummaryRecord } from "../archive.ts";
 import { copyKey, type DocBytesCache, type ProjectOptions, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
+import { writeOriginal } from "./sessionTextFormat.ts";
 
 /** An archive read into a `TextArena` with its texts left there (`readArchiveTexts`). */
 export interface ArchiveTextsRead {
@@ -60,19 +61,21 @@ export class WrittenTexts {
 		this.at = 0;
 	}
 
-	/** `text` as UTF-8, valid until `reset`. */
-	put(text: string): Buffer {
+	/** `text` as UTF-8, valid until `reset`; `original`: as the original section holds it (`writeOriginal`: its lone surrogates kept). */
+	put(text: string, original = false): Buffer {
 		const length = Buffer.byteLength(text);
-		if (length > CHUNK) return Buffer.from(text, "utf8");
-		let chunk = this.chunks[this.chunk];
-		if (chunk === undefined || this.at + length > chunk.length) {
+		let chunk = length > CHUNK ? Buffer.allocUnsafe(length) : this.chunks[this.chunk];
+		if (length <= CHUNK && (chunk === undefined || this.at + length > chunk.length)) {
 			if (chunk !== undefined) this.chunk++;
 			this.at = 0;
 			chunk = this.chunks[this.chunk] ??= Buffer.allocUnsafe(CHUNK);
 		}
-		chunk.write(text, this.at, "utf8");
-		this.at += length;
-		return chunk.subarray(this.at - length, this.at);
+		const at = length > CHUNK ? 0 : this.at;
+		const into = chunk as Buffer;
+		if (original) writeOriginal(into, text, at);
+		else into.write(text, at, "utf8");
+		if (length <= CHUNK) this.at += length;
+		return into.subarray(at, at + length);
 	}
 }
 
@@ -138,7 +141,7 @@ export function projectArchiveTexts(
 		if (parse) {
 			const parts = refs.map(textOf);
 			const text = parts.join("\n\n");
-			original = written.put(text);
+			original = written.put(text, true);
 			folded = written.put(foldText(text).folded);
 			lengths = () => parts.map((part) => part.length);
 			to = start;

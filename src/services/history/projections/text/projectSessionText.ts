@@ -23,6 +23,8 @@ import {
 	SESSION_TEXT_VERSION,
 	type SessionTextHeader,
 	type SessionTextInfo,
+	utf8OfOriginal,
+	writeOriginal,
 } from "./sessionTextFormat.ts";
 
 /** A projection's body, made before the archive revision is known (see `finishSessionText`). */
@@ -168,7 +170,7 @@ export function projectSessionText(
 		const bytes = known[i];
 		const textLength = bytes ? bytes.folded.copy(text, textAt) : text.write(foldeds[i] as string, textAt);
 		text[textAt + textLength] = SEPARATOR;
-		const originalLength = bytes ? bytes.original.copy(original, originalAt) : original.write(originals[i] as string, originalAt);
+		const originalLength = bytes ? bytes.original.copy(original, originalAt) : writeOriginal(original, originals[i] as string, originalAt);
 		const idLength = Buffer.byteLength(doc.id);
 		const metaLength = Buffer.byteLength(metas[i] as string);
 		const key = table.subarray(row + ROW.copyKey, row + ROW.copyKey + COPY_KEY_BYTES);
@@ -291,10 +293,12 @@ function isQaDoc(doc: QaNode | SummaryRecord): doc is QaNode {
  * parts (kind, entry id, text, and a reply's stop reason). 8 bytes of SHA-256 over the structure
  * (entry ids, and each part's kind, entry id, stop reason and text length, as JSON) and the UTF-8
  * of the parts' texts joined (`searchableText`, already encoded for the projection): with every
- * part's length fixed, the joined text fixes each part's. `lengths`: the parts' texts' lengths (in
- * UTF-16 code units), where the parts do not hold their texts (`projectArchiveTexts`).
+ * part's length fixed, the joined text fixes each part's (its UTF-8: a lone surrogate as U+FFFD,
+ * `utf8OfOriginal`). `lengths`: the parts' texts' lengths (in UTF-16 code units), where the parts do
+ * not hold their texts (`projectArchiveTexts`).
  */
 export function copyKey(qa: QaNode, joinedText: Uint8Array, lengths: readonly number[] = qa.parts.map((p) => p.text.length)): Buffer {
 	const structure = JSON.stringify([qa.entryIds, qa.parts.map((p, i) => [p.kind, p.entryId, p.kind === "reply" ? p.stopReason : null, lengths[i]])]);
-	return createHash("sha256").update(structure).update(joinedText).digest().subarray(0, COPY_KEY_BYTES);
+	const utf8 = utf8OfOriginal(Buffer.from(joinedText.buffer, joinedText.byteOffset, joinedText.byteLength));
+	return createHash("sha256").update(structure).update(utf8).digest().subarray(0, COPY_KEY_BYTES);
 }

@@ -11,7 +11,7 @@ import { intersects, type TimeWindow } from "../../query/params.ts";
 import { insertSorted, topForPage } from "../../query/paging.ts";
 import { compareIds } from "../../query/sessions.ts";
 import type { SessionText } from "./sessionText.ts";
-import { COPY_KEY_BYTES } from "./sessionTextFormat.ts";
+import { COPY_KEY_BYTES, hasLoneSurrogate, LONE_SURROGATE } from "./sessionTextFormat.ts";
 
 /**
  * A hit before paging, with what ranking, fork de-duplication and showing it need, copied out of
@@ -48,8 +48,6 @@ export interface ScanFilter {
 
 const byRank = (a: ScanHit, b: ScanHit) => a.level - b.level || b.endMs - a.endMs || compareIds(a.id, b.id);
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /**
  * Whether a folded needle's byte matches must be checked against the original text. UTF-8 writes a
  * lone surrogate as U+FFFD, and a needle's lone surrogate can match half of a pair in UTF-16, which
@@ -57,8 +55,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * those the original text confirms.
  */
 export function needsTextCheck(needle: string): boolean {
-	LONE_SURROGATE.lastIndex = 0;
-	return needle.includes("\ufffd") || LONE_SURROGATE.test(needle);
+	return needle.includes("\ufffd") || hasLoneSurrogate(needle);
 }
 
 /** The row of a session's latest Q&A (by start) when it is not completed, else -1. */

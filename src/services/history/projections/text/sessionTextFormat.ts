@@ -26,7 +26,12 @@
  *            a summary's covered Q&A as row numbers, for `verified`)
  *   text     each document's searchable text, folded as search folds it (`fold.ts`), UTF-8, with
  *            a 0xFF byte after each (never in UTF-8, so no match spans two documents)
- *   original each document's searchable text as written (snippets are cut from it)
+ *   original each document's searchable text as written (snippets are cut from it): UTF-8, but a
+ *            lone surrogate (a cut emoji, legal in a JSON string) is written in its own three bytes
+ *            (ED A0–BF xx, as WTF-8 does), not as U+FFFD, so the text reads back as the archive
+ *            holds it (`writeOriginal`, `readOriginal`); in the text section it is U+FFFD. (No new
+ *            version for it: a reader that decodes those bytes as UTF-8 gets U+FFFD, as files written
+ *            before hold, and copy keys hash the text's UTF-8 either way: `utf8OfOriginal`.)
  *
  * A scan reads the file up to the end of the text; a shown hit reads its meta and original slice.
  */
@@ -114,4 +119,76 @@ export function encodeDocMeta(meta: DocMeta): string {
 export function parseDocMeta(bytes: Buffer): DocMeta {
 	const [startedAt, endedAt, sessionId, coveredRows] = JSON.parse(bytes.toString("utf8")) as [string, string, string, number[]];
 	return { startedAt, endedAt, sessionId, coveredRows };
+}
+
+/** A UTF-16 code unit of a surrogate with no partner (what UTF-8 cannot write). */
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/** U+FFFD in UTF-8: what `Buffer.write` makes of a lone surrogate (and U+FFFD itself). */
+const REPLACEMENT = Buffer.from("\ufffd", "utf8");
+
+/** Whether a text has a surrogate with no partner. */
+export function hasLoneSurrogate(text: string): boolean {
+	LONE_SURROGATE.lastIndex = 0;
+	const found = LONE_SURROGATE.test(text);
+	// (`matchAll` starts where the shared expression's last search stopped.)
+	LONE_SURROGATE.lastIndex = 0;
+	return found;
+}
+
+/**
+ * Writes a document's original text at `at` (room for `Buffer.byteLength(text)` bytes, which a lone
+ * surrogate's three bytes do not change): UTF-8, with each lone surrogate in its own three bytes.
+ * The string is looked at again only when the bytes hold U+FFFD. Returns the bytes written.
+ */
+export function writeOriginal(into: Buffer, text: string, at: number): number {
+	const length = into.write(text, at, "utf8");
+	if (into.subarray(at, at + length).indexOf(REPLACEMENT) < 0 || !hasLoneSurrogate(text)) return length;
+	let to = at;
+	let from = 0;
+	for (const m of text.matchAll(LONE_SURROGATE)) {
+		to += into.write(text.slice(from, m.index), to, "utf8");
+		const unit = text.charCodeAt(m.index);
+		to = into.writeUInt8(0xed, to);
+		to = into.writeUInt8(0x80 | ((unit >> 6) & 0x3f), to);
+		to = into.writeUInt8(0x80 | (unit & 0x3f), to);
+		from = m.index + 1;
+	}
+	to += into.write(text.slice(from), to, "utf8");
+	return to - at;
+}
+
+/** Where a lone surrogate's three bytes start in an original's bytes (`writeOriginal`), from `from`; -1 when none. */
+function surrogateAt(bytes: Buffer, from: number): number {
+	for (let at = bytes.indexOf(0xed, from); at >= 0 && at + 2 < bytes.length; at = bytes.indexOf(0xed, at + 1)) {
+		const second = bytes[at + 1] as number;
+		const third = bytes[at + 2] as number;
+		// (ED 80–9F is UTF-8; ED A0–BF is a surrogate's.)
+		if (second >= 0xa0 && second <= 0xbf && third >= 0x80 && third <= 0xbf) return at;
+	}
+	return -1;
+}
+
+/**
+ * An original's bytes as plain UTF-8 (each lone surrogate as U+FFFD, the same three bytes long):
+ * `bytes` itself when it has none. What copy keys hash, as they did before originals kept them.
+ */
+export function utf8OfOriginal(bytes: Buffer): Buffer {
+	let at = surrogateAt(bytes, 0);
+	if (at < 0) return bytes;
+	const copy = Buffer.from(bytes);
+	for (; at >= 0; at = surrogateAt(bytes, at + 3)) REPLACEMENT.copy(copy, at);
+	return copy;
+}
+
+/** A document's original text from its bytes (`writeOriginal`): UTF-8, and its lone surrogates as they were. */
+export function readOriginal(bytes: Buffer): string {
+	let at = surrogateAt(bytes, 0);
+	if (at < 0) return bytes.toString("utf8");
+	let text = "";
+	let from = 0;
+	for (; at >= 0; at = surrogateAt(bytes, at + 3)) {
+		text += bytes.toString("utf8", from, at) + String.fromCharCode(0xd000 | (((bytes[at + 1] as number) & 0x3f) << 6) | ((bytes[at + 2] as number) & 0x3f));
+		from = at + 3;
+	}
+	return text + bytes.toString("utf8", from);
 }
