@@ -28,8 +28,17 @@ export const PART_SEPARATOR = "\n\n";
  * steering, follow-ups and answer — never tool output), a summary's text (empty until ready).
  */
 export function searchableText(doc: SearchDocument): string {
-	if (isQa(doc)) return doc.parts.map((p) => p.text).join(PART_SEPARATOR);
-	return doc.status === "ready" ? (doc.text ?? "") : "";
+	return searchableParts(doc).join(PART_SEPARATOR);
+}
+
+/**
+ * The texts `searchableText` joins (with `PART_SEPARATOR`): a Q&A's parts' texts, a ready summary's
+ * text, nothing for a summary not ready. What a rebuild takes from an archive's bytes instead
+ * (`projectArchiveTexts`), where each `text` field names its bytes.
+ */
+export function searchableParts<T extends SearchDocument>(doc: T): readonly string[] {
+	if (isQa(doc)) return doc.parts.map((p) => p.text);
+	return doc.status === "ready" && doc.text !== undefined ? [doc.text] : [];
 }
 
 /**

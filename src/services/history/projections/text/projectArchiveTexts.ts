@@ -19,7 +19,8 @@
 import type { TextArena } from "../../model/textArena.ts";
 import type { QaNode } from "../../model/types.ts";
 import { foldText } from "../../query/fold.ts";
-import type { SessionArchive, SummaryRecord } from "../archive.ts";
+import { PART_SEPARATOR, searchableParts } from "../../query/searchIndex.ts";
+import type { SessionArchive } from "../archive.ts";
 import { copyKey, type DocBytesCache, type ProjectOptions, projectSessionText, type SessionTextBody } from "./projectSessionText.ts";
 import { writeOriginal } from "./sessionTextFormat.ts";
 
@@ -39,8 +40,8 @@ export interface ArchiveTextsRead {
 	readonly revision: string;
 }
 
-/** The `"\n\n"` between a Q&A's parts in its searchable text (`searchableText`). */
-const SEPARATOR_BYTE = 0x0a;
+/** `PART_SEPARATOR`, between a Q&A's parts, as bytes. */
+const SEPARATOR_BYTES = Buffer.from(PART_SEPARATOR, "latin1");
 
 /** A document's texts that could not be made in the arena: each written from a string, here. */
 const CHUNK = 1024 * 1024;
@@ -64,18 +65,22 @@ export class WrittenTexts {
 	/** `text` as UTF-8, valid until `reset`; `original`: as the original section holds it (`writeOriginal`: its lone surrogates kept). */
 	put(text: string, original = false): Buffer {
 		const length = Buffer.byteLength(text);
-		let chunk = length > CHUNK ? Buffer.allocUnsafe(length) : this.chunks[this.chunk];
-		if (length <= CHUNK && (chunk === undefined || this.at + length > chunk.length)) {
+		const into = length > CHUNK ? Buffer.allocUnsafe(length) : this.room(length);
+		if (original) writeOriginal(into, text, 0);
+		else into.write(text, 0, "utf8");
+		return into;
+	}
+
+	/** `length` bytes (at most a chunk) after what was written since `reset`. */
+	private room(length: number): Buffer {
+		let chunk = this.chunks[this.chunk];
+		if (chunk === undefined || this.at + length > chunk.length) {
 			if (chunk !== undefined) this.chunk++;
 			this.at = 0;
 			chunk = this.chunks[this.chunk] ??= Buffer.allocUnsafe(CHUNK);
 		}
-		const at = length > CHUNK ? 0 : this.at;
-		const into = chunk as Buffer;
-		if (original) writeOriginal(into, text, at);
-		else into.write(text, at, "utf8");
-		if (length <= CHUNK) this.at += length;
-		return into.subarray(at, at + length);
+		this.at += length;
+		return chunk.subarray(this.at - length, this.at);
 	}
 }
 
@@ -102,7 +107,7 @@ export function projectArchiveTexts(
 	let to = arena.textsAt;
 	let foldedTo = arena.foldedAt;
 	for (const doc of [...Object.values(skeleton.nodes), ...Object.values(skeleton.summaries)]) {
-		const refs = searchableRefs(doc);
+		const refs = searchableParts(doc);
 		const start = to;
 		const foldedStart = foldedTo;
 		/** Where each part's bytes end (for its length in a copy key). */
@@ -111,10 +116,8 @@ export function projectArchiveTexts(
 		let parse = false;
 		for (const [k, ref] of refs.entries()) {
 			if (k > 0) {
-				bytes[to++] = SEPARATOR_BYTE;
-				bytes[to++] = SEPARATOR_BYTE;
-				bytes[foldedTo++] = SEPARATOR_BYTE;
-				bytes[foldedTo++] = SEPARATOR_BYTE;
+				to += SEPARATOR_BYTES.copy(bytes, to);
+				foldedTo += SEPARATOR_BYTES.copy(bytes, foldedTo);
 			}
 			const n = textNumber(ref, texts);
 			const length = arena.unescapeFold(texts[2 * n] as number, end, to, foldedTo);
@@ -137,10 +140,11 @@ export function projectArchiveTexts(
 			else folded = written.put(foldText(text).folded);
 		}
 		/** The parts' texts' lengths in UTF-16 code units, for a copy key. */
-		let lengths: () => number[] = () => ends.map((stop, k) => bytes.toString("utf8", k === 0 ? start : (ends[k - 1] as number) + 2, stop).length);
+		let lengths: () => number[] = () =>
+			ends.map((stop, k) => bytes.toString("utf8", k === 0 ? start : (ends[k - 1] as number) + SEPARATOR_BYTES.length, stop).length);
 		if (parse) {
 			const parts = refs.map(textOf);
-			const text = parts.join("\n\n");
+			const text = parts.join(PART_SEPARATOR);
 			original = written.put(text, true);
 			folded = written.put(foldText(text).folded);
 			lengths = () => parts.map((part) => part.length);
@@ -151,13 +155,6 @@ export function projectArchiveTexts(
 		known.set(doc, { original, folded, ...(withKey ? { copyKey: copyKey(doc as QaNode, original, lengths()) } : {}) });
 	}
 	return projectSessionText(skeleton, { made: known, copyKeys, textOf: (part) => textOf(part.text), ...(alloc ? { alloc } : {}) });
-}
-
-/** The texts a document is searched by, as `searchableText` takes them: a Q&A's parts, a ready summary's text. */
-function searchableRefs(doc: QaNode | SummaryRecord): readonly string[] {
-	if ((doc as QaNode).kind === "qa") return (doc as QaNode).parts.map((p) => p.text);
-	const summary = doc as SummaryRecord;
-	return summary.status === "ready" && summary.text !== undefined ? [summary.text] : [];
 }
 
 /** The number a skeleton's text holds, checked against the texts read. */
